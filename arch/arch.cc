@@ -1,0 +1,58 @@
+#include "arch/arch.h"
+
+#include <elf.h>
+
+namespace unwindd::arch {
+namespace {
+
+// psABI DWARF register numbers: x86_64 psABI §3.6.2 fig. 3.36; i386 SysV
+// ABI; AADWARF64 §4.1.
+constexpr ArchInfo kX86_64Info = {Arch::kX86_64, "x86_64", 8, 17, 7, 16, 16, 6,
+                                  EM_X86_64};
+constexpr ArchInfo kX86Info = {Arch::kX86, "x86", 4, 9, 4, 8, 8, 5, EM_386};
+constexpr ArchInfo kAArch64Info = {Arch::kAArch64, "aarch64", 8, 35, 31, 32,
+                                   30, 29, EM_AARCH64};
+
+constexpr absl::string_view kX86_64Names[] = {
+    "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8",
+    "r9",  "r10", "r11", "r12", "r13", "r14", "r15", "rip"};
+constexpr absl::string_view kX86Names[] = {"eax", "ecx", "edx", "ebx", "esp",
+                                           "ebp", "esi", "edi", "eip"};
+
+}  // namespace
+
+const ArchInfo& GetArchInfo(Arch arch) {
+  switch (arch) {
+    case Arch::kX86_64:
+      return kX86_64Info;
+    case Arch::kX86:
+      return kX86Info;
+    case Arch::kAArch64:
+      return kAArch64Info;
+  }
+  return kX86_64Info;
+}
+
+absl::string_view RegisterName(Arch arch, int reg) {
+  switch (arch) {
+    case Arch::kX86_64:
+      if (reg >= 0 && reg < 17) return kX86_64Names[reg];
+      return "";
+    case Arch::kX86:
+      if (reg >= 0 && reg < 9) return kX86Names[reg];
+      return "";
+    case Arch::kAArch64: {
+      static constexpr absl::string_view kA64[] = {
+          "x0",  "x1",  "x2",  "x3",  "x4",  "x5",  "x6",  "x7",  "x8",
+          "x9",  "x10", "x11", "x12", "x13", "x14", "x15", "x16", "x17",
+          "x18", "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26",
+          "x27", "x28", "x29", "x30", "sp",  "pc",  "elr_mode",
+          "ra_sign_state"};
+      if (reg >= 0 && reg < 35) return kA64[reg];
+      return "";
+    }
+  }
+  return "";
+}
+
+}  // namespace unwindd::arch

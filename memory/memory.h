@@ -1,0 +1,46 @@
+// The one interface through which the unwinder reads the target's address
+// space (a live process, a core file, a snapshot, or a plain buffer).
+//
+// Addresses passed to Memory are always in the *target's* address space.
+//
+//   std::unique_ptr<Memory> mem = memory::CreateProcessMemory(pid);
+//   absl::StatusOr<uint64_t> word = mem->ReadU64(sp);
+//
+// Implementations live in their own files and are reached through factories
+// (see memory/factories.h).
+#ifndef UNWINDD_MEMORY_MEMORY_H_
+#define UNWINDD_MEMORY_MEMORY_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace unwindd::memory {
+
+class Memory {
+ public:
+  virtual ~Memory() = default;
+
+  // Reads up to dst.size() bytes starting at `addr`. Returns how many bytes of
+  // the prefix of dst were filled; 0 means `addr` is unreadable. Partial reads
+  // happen at the end of a readable region. Never fails otherwise.
+  virtual size_t Read(uint64_t addr, absl::Span<uint8_t> dst) = 0;
+
+  // All of dst or OutOfRange naming the first unreadable address.
+  absl::Status ReadFully(uint64_t addr, absl::Span<uint8_t> dst);
+
+  // Little-endian fixed-width reads (every supported arch is little-endian).
+  absl::StatusOr<uint8_t> ReadU8(uint64_t addr);
+  absl::StatusOr<uint16_t> ReadU16(uint64_t addr);
+  absl::StatusOr<uint32_t> ReadU32(uint64_t addr);
+  absl::StatusOr<uint64_t> ReadU64(uint64_t addr);
+  // A pointer-sized word: 4 or 8 bytes, zero-extended.
+  absl::StatusOr<uint64_t> ReadWord(uint64_t addr, int size);
+};
+
+}  // namespace unwindd::memory
+
+#endif  // UNWINDD_MEMORY_MEMORY_H_

@@ -1,0 +1,48 @@
+// What the unwinder unwinds: threads with initial registers, one address
+// space, and its mappings. Live processes, core files and snapshots all look
+// the same through it (elfutils' Dwfl_Thread_Callbacks play this role).
+//
+//   absl::StatusOr<std::unique_ptr<Target>> t = AttachLive(pid, {});
+//   for (pid_t tid : (*t)->Threads()) {
+//     absl::StatusOr<arch::RegisterSet> regs = (*t)->InitialRegisters(tid);
+//   }
+#ifndef UNWINDD_PROC_TARGET_H_
+#define UNWINDD_PROC_TARGET_H_
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "arch/arch.h"
+#include "arch/register_set.h"
+#include "memory/memory.h"
+#include "proc/maps.h"
+
+namespace unwindd::proc {
+
+class Target {
+ public:
+  virtual ~Target() = default;
+
+  virtual arch::Arch arch() const = 0;
+  // 0 when there is no process (snapshots without a pid).
+  virtual pid_t pid() const = 0;
+  // Threads to unwind, in a stable order (the main thread first).
+  virtual std::vector<pid_t> Threads() const = 0;
+  // Registers of the thread's innermost frame. NotFound if the thread has
+  // gone (exited since it was listed): reported as stop "thread_gone".
+  virtual absl::StatusOr<arch::RegisterSet> InitialRegisters(pid_t tid) = 0;
+  // The whole address space (target addresses).
+  virtual memory::Memory& memory() = 0;
+  virtual const std::vector<Mapping>& mappings() const = 0;
+  // Paths to try, in order, to open the ELF file behind a file-backed
+  // mapping (e.g. the path itself, /proc/PID/map_files/START-END,
+  // /proc/PID/root/PATH). Empty for anonymous and special mappings.
+  virtual std::vector<std::string> FileCandidates(const Mapping& m) const = 0;
+};
+
+}  // namespace unwindd::proc
+
+#endif  // UNWINDD_PROC_TARGET_H_

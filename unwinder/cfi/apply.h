@@ -1,0 +1,40 @@
+// Applies a Row to a frame's registers: computes the CFA, then every register
+// rule, giving the caller's registers (DWARF 5 §6.4.1 register rules).
+//
+//   absl::StatusOr<ApplyResult> r = ApplyRow(row, regs, memory, load_bias);
+//   if (r->ra_undefined) -> outermost frame (end_of_stack)
+//
+// Registers and memory are in the target's address space. The caller's PC is
+// the value recovered for the row's return-address register; its SP is the
+// CFA unless a rule says otherwise. Registers with kUnspecified rules keep
+// the callee's value.
+#ifndef UNWINDD_UNWINDER_CFI_APPLY_H_
+#define UNWINDD_UNWINDER_CFI_APPLY_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "arch/register_set.h"
+#include "memory/memory.h"
+#include "unwinder/cfi/row.h"
+
+namespace unwindd::unwinder {
+
+struct ApplyResult {
+  arch::RegisterSet caller;
+  uint64_t cfa = 0;
+  // The return-address rule is kUndefined: this frame is the outermost.
+  bool ra_undefined = false;
+};
+
+// Errors: FailedPrecondition if the row has no CFA rule or needs a register
+// that is not valid in `regs`; OutOfRange if memory is unreadable (message
+// names the address); DataLoss/Unimplemented from expressions.
+absl::StatusOr<ApplyResult> ApplyRow(const Row& row,
+                                     const arch::RegisterSet& regs,
+                                     memory::Memory& memory,
+                                     uint64_t load_bias);
+
+}  // namespace unwindd::unwinder
+
+#endif  // UNWINDD_UNWINDER_CFI_APPLY_H_
