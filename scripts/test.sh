@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs the whole test suite (what README.md and .ci/run call), then prints a
+# closing "N passed, N failed" line counted from Bazel's per-target results.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+sh scripts/deps.sh || exit 1
+log=$(mktemp)
+bazel test //... "$@" 2>&1 | tee "$log"
+rc=$?
+passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
+failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|INCOMPLETE)' "$log")
+rm -f "$log"
+echo "$passed passed, $failed failed"
+[ "$passed" -gt 0 ] || exit 1
+exit "$rc"

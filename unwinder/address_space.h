@@ -1,0 +1,58 @@
+// The modules of one target: its file-backed mappings grouped per file, plus
+// the vDSO, each opened lazily (through the shared ModuleCache) the first
+// time a PC falls in it.
+//
+//   AddressSpace as(target, cache);
+//   const MappedModule* mm = as.Find(pc);   // target address
+//   if (mm && mm->module) row = mm->module->FindRow(pc - mm->load_bias);
+#ifndef UNWINDD_UNWINDER_ADDRESS_SPACE_H_
+#define UNWINDD_UNWINDER_ADDRESS_SPACE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "proc/target.h"
+#include "unwinder/module.h"
+#include "unwinder/module_cache.h"
+
+namespace unwindd::unwinder {
+
+struct MappedModule {
+  std::string path;  // as the target maps it; "[vdso]" for the vDSO
+  uint64_t start = 0;  // lowest mapped address (target)
+  uint64_t end = 0;    // highest mapped address, exclusive (target)
+  std::vector<proc::Mapping> mappings;
+  // Filled on first use:
+  bool opened = false;
+  std::shared_ptr<Module> module;  // null if it could not be opened
+  absl::Status open_status;
+  uint64_t load_bias = 0;  // target address = file address + load_bias
+};
+
+class AddressSpace {
+ public:
+  AddressSpace(proc::Target& target, ModuleCache& cache);
+
+  // The module whose mappings contain `pc`, opened; nullptr if `pc` is in no
+  // file-backed mapping nor the vDSO.
+  MappedModule* Find(uint64_t pc);
+  // Index of `m` in modules() (stable for this AddressSpace's lifetime).
+  int IndexOf(const MappedModule* m) const {
+    return m == nullptr ? -1 : static_cast<int>(m - modules_.data());
+  }
+  const std::vector<MappedModule>& modules() const { return modules_; }
+
+ private:
+  void Open(MappedModule& m);
+
+  proc::Target& target_;
+  ModuleCache& cache_;
+  std::vector<MappedModule> modules_;  // sorted by start
+};
+
+}  // namespace unwindd::unwinder
+
+#endif  // UNWINDD_UNWINDER_ADDRESS_SPACE_H_

@@ -1,0 +1,314 @@
+#include "unwinder/module.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "unwinder/cfi/cfa_vm.h"
+
+namespace unwindd::unwinder {
+namespace {
+
+// Per-module row cache bound: rows are ~1.3 KB, so this is ~20 MB at most
+// for one module; the cache is dropped and refilled when full.
+constexpr size_t kMaxCachedRows = 16384;
+
+absl::Status ElfError(absl::string_view what, absl::string_view name) {
+  return absl::DataLossError(
+      absl::StrFormat("%s: %s: %s", name, what, elf_errmsg(-1)));
+}
+
+bool InitLibelf() {
+  static const bool ok = elf_version(EV_CURRENT) != EV_NONE;
+  return ok;
+}
+
+// NT_GNU_BUILD_ID in a note area of `elf` (file offset + size).
+std::string FindBuildIdInNotes(Elf* elf, uint64_t offset, uint64_t size,
+                               uint64_t align) {
+  Elf_Data* data = elf_getdata_rawchunk(
+      elf, static_cast<int64_t>(offset), size,
+      align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+  if (data == nullptr) return "";
+  size_t pos = 0;
+  GElf_Nhdr nhdr;
+  size_t name_off, desc_off;
+  while (pos < data->d_size) {
+    size_t next = gelf_getnote(data, pos, &nhdr, &name_off, &desc_off);
+    if (next == 0 || next <= pos) break;
+    const char* base = static_cast<const char*>(data->d_buf);
+    if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
+        std::memcmp(base + name_off, "GNU", 4) == 0 && nhdr.n_descsz > 0) {
+      std::string hex;
+      for (size_t i = 0; i < nhdr.n_descsz; ++i) {
+        absl::StrAppendFormat(&hex, "%02x",
+                              static_cast<uint8_t>(base[desc_off + i]));
+      }
+      return hex;
+    }
+    pos = next;
+  }
+  return "";
+}
+
+absl::StatusOr<arch::Arch> ArchOf(const GElf_Ehdr& ehdr, absl::string_view name) {
+  if (ehdr.e_ident[EI_DATA] != ELFDATA2LSB) {
+    return absl::UnimplementedError(
+        absl::StrFormat("%s: big-endian ELF is not supported", name));
+  }
+  int cls = ehdr.e_ident[EI_CLASS];
+  if (ehdr.e_machine == EM_X86_64 && cls == ELFCLASS64) return arch::Arch::kX86_64;
+  if (ehdr.e_machine == EM_AARCH64 && cls == ELFCLASS64) return arch::Arch::kAArch64;
+  if (ehdr.e_machine == EM_386 && cls == ELFCLASS32) return arch::Arch::kX86;
+  return absl::UnimplementedError(absl::StrFormat(
+      "%s: unsupported ELF machine %d (class %d)", name, ehdr.e_machine, cls));
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Module>> Module::OpenFile(const std::string& path) {
+  if (!InitLibelf()) return absl::InternalError("libelf version mismatch");
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    std::string msg = absl::StrFormat("cannot open %s: %s", path, strerror(err));
+    if (err == ENOENT || err == ENOTDIR) return absl::NotFoundError(msg);
+    if (err == EACCES || err == EPERM) return absl::PermissionDeniedError(msg);
+    return absl::UnavailableError(msg);
+  }
+  std::shared_ptr<Module> m(new Module());
+  m->fd_ = fd;  // closed by ~Module from here on
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s is not a regular file", path));
+  }
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  if (elf == nullptr) return ElfError("cannot read ELF", path);
+  absl::Status s = m->Init(elf, path);
+  if (!s.ok()) return s;
+  return m;
+}
+
+absl::StatusOr<std::shared_ptr<Module>> Module::FromImage(
+    std::vector<uint8_t> image, std::string name) {
+  if (!InitLibelf()) return absl::InternalError("libelf version mismatch");
+  std::shared_ptr<Module> m(new Module());
+  m->owned_image_ = std::move(image);
+  Elf* elf = elf_memory(reinterpret_cast<char*>(m->owned_image_.data()),
+                        m->owned_image_.size());
+  if (elf == nullptr) return ElfError("cannot read ELF image", name);
+  absl::Status s = m->Init(elf, std::move(name));
+  if (!s.ok()) return s;
+  return m;
+}
+
+Module::~Module() {
+  if (elf_ != nullptr) elf_end(elf_);
+  if (fd_ >= 0) close(fd_);
+}
+
+absl::Status Module::Init(Elf* elf, std::string name) {
+  elf_ = elf;
+  name_ = std::move(name);
+  if (elf_kind(elf) != ELF_K_ELF) {
+    return absl::DataLossError(absl::StrFormat("%s is not an ELF file", name_));
+  }
+  GElf_Ehdr ehdr;
+  if (gelf_getehdr(elf, &ehdr) == nullptr) return ElfError("bad ELF header", name_);
+  absl::StatusOr<arch::Arch> a = ArchOf(ehdr, name_);
+  if (!a.ok()) return a.status();
+  arch_ = *a;
+  size_t raw_size = 0;
+  const char* raw = elf_rawfile(elf, &raw_size);
+  if (raw == nullptr) return ElfError("no file image", name_);
+  raw_ = absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(raw), raw_size);
+  image_size_ = raw_size;
+
+  size_t phnum = 0;
+  if (elf_getphdrnum(elf, &phnum) != 0) return ElfError("bad program headers", name_);
+  std::optional<Segment> eh_frame_hdr_segment;
+  for (size_t i = 0; i < phnum; ++i) {
+    GElf_Phdr ph;
+    if (gelf_getphdr(elf, static_cast<int>(i), &ph) == nullptr) continue;
+    if (ph.p_type == PT_LOAD) {
+      loads_.push_back({ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz});
+    } else if (ph.p_type == PT_NOTE && build_id_.empty()) {
+      build_id_ = FindBuildIdInNotes(elf, ph.p_offset, ph.p_filesz, ph.p_align);
+    } else if (ph.p_type == PT_GNU_EH_FRAME) {
+      eh_frame_hdr_segment = Segment{ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz};
+    }
+  }
+  absl::Status s = LoadSections();
+  if (!s.ok()) return s;
+
+  // No section headers (stripped of them, or a hostile file): find the
+  // tables through PT_GNU_EH_FRAME as the dynamic linker's unwinder does.
+  if (!eh_frame_hdr_ && eh_frame_hdr_segment) {
+    absl::Span<const uint8_t> hdr = BytesAtVaddr(eh_frame_hdr_segment->vaddr);
+    hdr = hdr.subspan(0, std::min<size_t>(hdr.size(), eh_frame_hdr_segment->filesz));
+    absl::StatusOr<EhFrameHdr> parsed = EhFrameHdr::Parse(
+        hdr, eh_frame_hdr_segment->vaddr, arch::GetArchInfo(arch_).address_size);
+    if (parsed.ok()) eh_frame_hdr_ = *parsed;
+  }
+  if (!eh_frame_ && eh_frame_hdr_) {
+    uint64_t v = eh_frame_hdr_->eh_frame_vaddr();
+    absl::Span<const uint8_t> bytes = BytesAtVaddr(v);
+    if (!bytes.empty()) {
+      eh_frame_.emplace(CfiKind::kEhFrame, bytes, v, arch_, EncodingBases{});
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Module::LoadSections() {
+  size_t shstrndx = 0;
+  if (elf_getshdrstrndx(elf_, &shstrndx) != 0) return absl::OkStatus();
+  struct Found {
+    GElf_Shdr shdr;
+    Elf_Scn* scn = nullptr;
+  };
+  Found eh_frame, eh_frame_hdr, debug_frame, text, got;
+  for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn != nullptr;
+       scn = elf_nextscn(elf_, scn)) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr) continue;
+    const char* n = elf_strptr(elf_, shstrndx, shdr.sh_name);
+    if (n == nullptr) continue;
+    absl::string_view sn(n);
+    Found* f = sn == ".eh_frame"       ? &eh_frame
+               : sn == ".eh_frame_hdr" ? &eh_frame_hdr
+               : sn == ".debug_frame"  ? &debug_frame
+               : sn == ".text"         ? &text
+               : sn == ".got"          ? &got
+                                       : nullptr;
+    if (f != nullptr && f->scn == nullptr) *f = {shdr, scn};
+    if (shdr.sh_type == SHT_NOTE && build_id_.empty()) {
+      build_id_ = FindBuildIdInNotes(elf_, shdr.sh_offset, shdr.sh_size,
+                                     shdr.sh_addralign);
+    }
+  }
+  auto section_bytes = [&](const Found& f) -> absl::Span<const uint8_t> {
+    if (f.scn == nullptr || f.shdr.sh_type == SHT_NOBITS) return {};
+    if (f.shdr.sh_flags & SHF_COMPRESSED) {
+      if (elf_compress(f.scn, 0, 0) < 0) return {};
+    }
+    Elf_Data* d = elf_getdata(f.scn, nullptr);
+    if (d == nullptr || d->d_buf == nullptr) return {};
+    return absl::MakeConstSpan(static_cast<const uint8_t*>(d->d_buf), d->d_size);
+  };
+  EncodingBases bases;
+  bases.text = text.scn ? text.shdr.sh_addr : 0;
+  bases.data = got.scn ? got.shdr.sh_addr : 0;
+  int address_size = arch::GetArchInfo(arch_).address_size;
+
+  if (absl::Span<const uint8_t> b = section_bytes(eh_frame_hdr); !b.empty()) {
+    absl::StatusOr<EhFrameHdr> parsed =
+        EhFrameHdr::Parse(b, eh_frame_hdr.shdr.sh_addr, address_size);
+    // An unusable header is not fatal: the built index replaces it.
+    if (parsed.ok()) eh_frame_hdr_ = *parsed;
+  }
+  if (absl::Span<const uint8_t> b = section_bytes(eh_frame); !b.empty()) {
+    eh_frame_.emplace(CfiKind::kEhFrame, b, eh_frame.shdr.sh_addr, arch_, bases);
+  }
+  if (absl::Span<const uint8_t> b = section_bytes(debug_frame); !b.empty()) {
+    debug_frame_.emplace(CfiKind::kDebugFrame, b, 0, arch_, bases);
+  }
+  return absl::OkStatus();
+}
+
+absl::Span<const uint8_t> Module::BytesAtVaddr(uint64_t vaddr) const {
+  for (const Segment& s : loads_) {
+    if (vaddr < s.vaddr || vaddr - s.vaddr >= s.filesz) continue;
+    uint64_t off = s.offset + (vaddr - s.vaddr);
+    uint64_t end = s.offset + s.filesz;
+    if (off >= raw_.size() || end < off) return {};
+    end = std::min<uint64_t>(end, raw_.size());
+    return raw_.subspan(off, end - off);
+  }
+  return {};
+}
+
+absl::StatusOr<uint64_t> Module::LoadBias(uint64_t map_start,
+                                          uint64_t map_offset) const {
+  // The vaddr of file offset `map_offset` is p_vaddr + (off - p_offset) in
+  // the PT_LOAD that maps it; segments are mapped page-aligned, so compare
+  // against the page-aligned start of each segment.
+  for (const Segment& s : loads_) {
+    uint64_t page_off = s.offset & ~uint64_t{0xfff};
+    if (map_offset < page_off || map_offset >= s.offset + std::max(s.filesz, uint64_t{1}))
+      continue;
+    uint64_t vaddr = s.vaddr - (s.offset - map_offset);
+    return map_start - vaddr;
+  }
+  return absl::NotFoundError(absl::StrFormat(
+      "%s: no PT_LOAD segment maps file offset 0x%x", name_, map_offset));
+}
+
+absl::StatusOr<ModuleRow> Module::FindRow(uint64_t pc) {
+  absl::MutexLock lock(&mu_);
+  auto it = rows_.find(pc);
+  if (it != rows_.end()) return it->second;
+  absl::StatusOr<ModuleRow> row = FindRowUncached(pc);
+  if (row.ok()) {
+    if (rows_.size() >= kMaxCachedRows) rows_.clear();
+    rows_.emplace(pc, *row);
+  }
+  return row;
+}
+
+absl::StatusOr<ModuleRow> Module::FindRowInEhFrame(uint64_t pc) {
+  // .eh_frame_hdr answers in O(log n) without touching the section; its
+  // "not found" is authoritative. A header that points at garbage is not:
+  // then the section's own built index decides.
+  std::optional<absl::StatusOr<Fde>> via_hdr;
+  if (eh_frame_hdr_ && eh_frame_hdr_->HasTable()) {
+    absl::StatusOr<uint64_t> addr = eh_frame_hdr_->Lookup(pc);
+    if (addr.ok() && *addr >= eh_frame_->vaddr()) {
+      via_hdr = eh_frame_->ParseFdeAt(*addr - eh_frame_->vaddr());
+    } else if (absl::IsNotFound(addr.status())) {
+      via_hdr = addr.status();
+    }
+  }
+  absl::StatusOr<Fde> fde =
+      via_hdr && (via_hdr->ok() || absl::IsNotFound(via_hdr->status()))
+          ? *std::move(via_hdr)
+          : eh_frame_->FindFde(pc);
+  if (!fde.ok()) return fde.status();
+  if (pc < fde->pc_begin || pc >= fde->pc_end) {
+    return absl::NotFoundError(
+        absl::StrFormat("%s: no FDE covers 0x%x", name_, pc));
+  }
+  absl::StatusOr<Row> row = ComputeRow(fde->cie, *fde, pc, arch_);
+  if (!row.ok()) return row.status();
+  return ModuleRow{*row, Method::kEhFrame};
+}
+
+absl::StatusOr<ModuleRow> Module::FindRowUncached(uint64_t pc) {
+  absl::Status first_error = absl::NotFoundError(
+      absl::StrFormat("%s: no unwind information for 0x%x", name_, pc));
+  if (eh_frame_) {
+    absl::StatusOr<ModuleRow> r = FindRowInEhFrame(pc);
+    if (r.ok()) return r;
+    if (!absl::IsNotFound(r.status())) first_error = r.status();
+  }
+  if (debug_frame_) {
+    absl::StatusOr<Fde> fde = debug_frame_->FindFde(pc);
+    if (fde.ok()) {
+      absl::StatusOr<Row> row = ComputeRow(fde->cie, *fde, pc, arch_);
+      if (row.ok()) return ModuleRow{*row, Method::kDebugFrame};
+      if (!absl::IsNotFound(row.status())) first_error = row.status();
+    }
+  }
+  return first_error;
+}
+
+}  // namespace unwindd::unwinder

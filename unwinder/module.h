@@ -1,0 +1,110 @@
+// An ELF image (executable, shared library, or the vDSO read from target
+// memory) with its unwind information, opened once and shared by every
+// request and target that maps it (see module_cache.h).
+//
+//   absl::StatusOr<std::shared_ptr<Module>> m = Module::OpenFile(path);
+//   uint64_t bias = *(*m)->LoadBias(mapping.start, mapping.offset);
+//   absl::StatusOr<ModuleRow> row = (*m)->FindRow(target_pc - bias);
+//
+// Addresses given to and returned by a Module are in the *file's* address
+// space (p_vaddr / sh_addr); the load bias converts target addresses.
+// Thread-safe.
+#ifndef UNWINDD_UNWINDER_MODULE_H_
+#define UNWINDD_UNWINDER_MODULE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "arch/arch.h"
+#include "unwinder/cfi/cfi_section.h"
+#include "unwinder/cfi/eh_frame_hdr.h"
+#include "unwinder/cfi/row.h"
+#include "unwinder/method.h"
+
+typedef struct Elf Elf;
+
+namespace unwindd::unwinder {
+
+// A row and the source that produced it.
+struct ModuleRow {
+  Row row;
+  Method method = Method::kEhFrame;
+};
+
+class Module {
+ public:
+  // Opens an ELF file. NotFound / PermissionDenied for the file itself,
+  // DataLoss if it is not a well-formed ELF file.
+  static absl::StatusOr<std::shared_ptr<Module>> OpenFile(
+      const std::string& path);
+  // An ELF image held in memory (the vDSO copied out of the target).
+  static absl::StatusOr<std::shared_ptr<Module>> FromImage(
+      std::vector<uint8_t> image, std::string name);
+
+  ~Module();
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  const std::string& name() const { return name_; }
+  // Lowercase hex of the NT_GNU_BUILD_ID note; empty if there is none.
+  const std::string& build_id() const { return build_id_; }
+  arch::Arch arch() const { return arch_; }
+  // Bytes of the file image (mapped, not heap) — for cache accounting.
+  size_t image_size() const { return image_size_; }
+
+  // The load bias for a mapping of this file at `map_start` with file offset
+  // `map_offset`: target address = file address + bias. NotFound if no
+  // PT_LOAD segment maps that offset.
+  absl::StatusOr<uint64_t> LoadBias(uint64_t map_start,
+                                    uint64_t map_offset) const;
+
+  // The unwind row for file address `pc`: .eh_frame (through .eh_frame_hdr,
+  // else a built index), then .debug_frame. Cached per PC. NotFound when no
+  // source covers pc; DataLoss / Unimplemented for bad CFI.
+  absl::StatusOr<ModuleRow> FindRow(uint64_t pc);
+
+  bool has_eh_frame() const { return eh_frame_.has_value(); }
+  bool has_eh_frame_hdr() const { return eh_frame_hdr_.has_value(); }
+  bool has_debug_frame() const { return debug_frame_.has_value(); }
+
+ private:
+  struct Segment {
+    uint64_t vaddr, memsz, offset, filesz;
+  };
+
+  Module() = default;
+  absl::Status Init(Elf* elf, std::string name);
+  absl::Status LoadSections();
+  absl::Span<const uint8_t> BytesAtVaddr(uint64_t vaddr) const;
+  absl::StatusOr<ModuleRow> FindRowUncached(uint64_t pc);
+  absl::StatusOr<ModuleRow> FindRowInEhFrame(uint64_t pc);
+
+  std::string name_;
+  std::string build_id_;
+  arch::Arch arch_ = arch::Arch::kX86_64;
+  Elf* elf_ = nullptr;
+  int fd_ = -1;
+  std::vector<uint8_t> owned_image_;  // FromImage only
+  absl::Span<const uint8_t> raw_;     // whole file image
+  size_t image_size_ = 0;
+  std::vector<Segment> loads_;
+  std::optional<EhFrameHdr> eh_frame_hdr_;
+  std::optional<CfiSection> eh_frame_;
+  std::optional<CfiSection> debug_frame_;
+  std::vector<uint8_t> debug_frame_storage_;  // decompressed .debug_frame
+
+  absl::Mutex mu_;  // guards the lazily built CFI indexes and the row cache
+  absl::flat_hash_map<uint64_t, ModuleRow> rows_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace unwindd::unwinder
+
+#endif  // UNWINDD_UNWINDER_MODULE_H_

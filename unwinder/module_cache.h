@@ -1,0 +1,62 @@
+// Modules opened once and shared by every target and request: files keyed by
+// their identity on disk (device, inode, size, mtime — the same file reached
+// through /proc/PID/map_files or /proc/PID/root is one entry), in-memory
+// images (the vDSO) by build-id or content. Bounded by a byte budget (file
+// image sizes), least recently used evicted first; evicted modules stay alive
+// for whoever still holds them.
+//
+//   ModuleCache cache(/*max_bytes=*/1 << 30);
+//   absl::StatusOr<std::shared_ptr<Module>> m = cache.GetFile("/usr/lib/...");
+#ifndef UNWINDD_UNWINDER_MODULE_CACHE_H_
+#define UNWINDD_UNWINDER_MODULE_CACHE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "unwinder/module.h"
+
+namespace unwindd::unwinder {
+
+class ModuleCache {
+ public:
+  explicit ModuleCache(uint64_t max_bytes = uint64_t{4} << 30);
+
+  absl::StatusOr<std::shared_ptr<Module>> GetFile(const std::string& path);
+  absl::StatusOr<std::shared_ptr<Module>> GetImage(std::vector<uint8_t> image,
+                                                   std::string name);
+
+  struct Stats {
+    uint64_t hits = 0;
+    uint64_t misses = 0;
+    uint64_t evictions = 0;
+    uint64_t bytes = 0;
+    uint64_t modules = 0;
+  };
+  Stats stats() const;
+
+ private:
+  struct Entry {
+    std::shared_ptr<Module> module;
+    uint64_t last_use = 0;
+  };
+  std::shared_ptr<Module> Lookup(const std::string& key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Insert(const std::string& key, std::shared_ptr<Module> module)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const uint64_t max_bytes_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  uint64_t tick_ ABSL_GUARDED_BY(mu_) = 0;
+  Stats stats_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace unwindd::unwinder
+
+#endif  // UNWINDD_UNWINDER_MODULE_CACHE_H_

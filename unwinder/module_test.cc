@@ -1,0 +1,142 @@
+#include "unwinder/module.h"
+
+#include <link.h>
+
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "unwinder/module_cache.h"
+
+namespace unwindd::unwinder {
+namespace {
+
+extern "C" __attribute__((noinline)) int ModuleTestFunction(int x) {
+  asm volatile("" ::: "memory");
+  return x * 3 + 1;
+}
+
+uint64_t MainProgramBias() {
+  uint64_t bias = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        *static_cast<uint64_t*>(data) = info->dlpi_addr;
+        return 1;  // the first object is the main program
+      },
+      &bias);
+  return bias;
+}
+
+std::string SelfExe() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return std::string(buf, n > 0 ? n : 0);
+}
+
+TEST(ModuleTest, OpensOwnExecutable) {
+  absl::StatusOr<std::shared_ptr<Module>> m = Module::OpenFile(SelfExe());
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ((*m)->arch(), arch::Arch::kX86_64);
+  EXPECT_TRUE((*m)->has_eh_frame());
+  EXPECT_TRUE((*m)->has_eh_frame_hdr());
+  // Debian's gcc always links with --build-id (20 bytes of SHA-1).
+  EXPECT_EQ((*m)->build_id().size(), 40u);
+}
+
+TEST(ModuleTest, LoadBiasMatchesDynamicLinker) {
+  absl::StatusOr<std::shared_ptr<Module>> m = Module::OpenFile(SelfExe());
+  ASSERT_TRUE(m.ok());
+  std::ifstream maps("/proc/self/maps");
+  std::string line, exe = SelfExe();
+  int checked = 0;
+  while (std::getline(maps, line)) {
+    if (line.size() < exe.size() || line.compare(line.size() - exe.size(), exe.size(), exe) != 0) continue;
+    std::vector<std::string> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    std::vector<std::string> range = absl::StrSplit(f[0], '-');
+    uint64_t start, offset;
+    ASSERT_TRUE(absl::SimpleHexAtoi(range[0], &start));
+    ASSERT_TRUE(absl::SimpleHexAtoi(f[2], &offset));
+    absl::StatusOr<uint64_t> bias = (*m)->LoadBias(start, offset);
+    ASSERT_TRUE(bias.ok()) << bias.status();
+    EXPECT_EQ(*bias, MainProgramBias()) << line;
+    ++checked;
+  }
+  EXPECT_GT(checked, 1);
+}
+
+TEST(ModuleTest, RowAtFunctionEntry) {
+  absl::StatusOr<std::shared_ptr<Module>> m = Module::OpenFile(SelfExe());
+  ASSERT_TRUE(m.ok());
+  uint64_t file_pc = reinterpret_cast<uintptr_t>(&ModuleTestFunction) - MainProgramBias();
+  absl::StatusOr<ModuleRow> r = (*m)->FindRow(file_pc);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->method, Method::kEhFrame);
+  // x86_64 psABI: at a function's first instruction CFA = rsp + 8 and the
+  // return address is at CFA - 8.
+  EXPECT_EQ(r->row.cfa.kind, CfaRule::Kind::kRegOffset);
+  EXPECT_EQ(r->row.cfa.reg, 7);
+  EXPECT_EQ(r->row.cfa.offset, 8);
+  EXPECT_EQ(r->row.regs[16].kind, RegisterRule::Kind::kOffset);
+  EXPECT_EQ(r->row.regs[16].value, -8);
+  EXPECT_LE(r->row.pc_lo, file_pc);
+  EXPECT_GT(r->row.pc_hi, file_pc);
+  // Cached: the same answer again.
+  absl::StatusOr<ModuleRow> again = (*m)->FindRow(file_pc);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->row.cfa, r->row.cfa);
+}
+
+TEST(ModuleTest, NoRowOutsideCode) {
+  absl::StatusOr<std::shared_ptr<Module>> m = Module::OpenFile(SelfExe());
+  ASSERT_TRUE(m.ok());
+  EXPECT_TRUE(absl::IsNotFound((*m)->FindRow(0x10).status()));
+}
+
+TEST(ModuleTest, Errors) {
+  EXPECT_TRUE(absl::IsNotFound(Module::OpenFile("/nonexistent/lib.so").status()));
+  EXPECT_FALSE(Module::OpenFile("/proc/self").ok());
+  EXPECT_TRUE(absl::IsDataLoss(
+      Module::FromImage(std::vector<uint8_t>(100, 0x41), "junk").status()));
+  EXPECT_TRUE(absl::IsDataLoss(Module::FromImage({}, "empty").status()));
+  // A real ELF header cut short: libelf must refuse it, not read past it.
+  std::ifstream f(SelfExe(), std::ios::binary);
+  std::vector<uint8_t> head(40);
+  f.read(reinterpret_cast<char*>(head.data()), head.size());
+  EXPECT_FALSE(Module::FromImage(head, "truncated").ok());
+}
+
+TEST(ModuleTest, TruncatedImagesNeverCrash) {
+  std::ifstream f(SelfExe(), std::ios::binary);
+  std::vector<uint8_t> whole((std::istreambuf_iterator<char>(f)),
+                             std::istreambuf_iterator<char>());
+  ASSERT_GT(whole.size(), 4096u);
+  uint64_t file_pc = reinterpret_cast<uintptr_t>(&ModuleTestFunction) - MainProgramBias();
+  // Every cut either fails to open or answers lookups without crashing.
+  for (size_t cut = 64; cut < whole.size(); cut += whole.size() / 97) {
+    std::vector<uint8_t> part(whole.begin(), whole.begin() + cut);
+    absl::StatusOr<std::shared_ptr<Module>> m = Module::FromImage(part, "cut");
+    if (m.ok()) (void)(*m)->FindRow(file_pc);
+  }
+}
+
+TEST(ModuleCacheTest, SharesAndEvicts) {
+  ModuleCache cache(/*max_bytes=*/uint64_t{1} << 40);
+  absl::StatusOr<std::shared_ptr<Module>> a = cache.GetFile(SelfExe());
+  absl::StatusOr<std::shared_ptr<Module>> b = cache.GetFile("/proc/self/exe");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->get(), b->get());  // one file, two paths: one module
+  EXPECT_EQ(cache.stats().hits, 1u);
+
+  ModuleCache tiny(/*max_bytes=*/1);
+  absl::StatusOr<std::shared_ptr<Module>> c = tiny.GetFile(SelfExe());
+  ASSERT_TRUE(c.ok());  // still usable, just not kept
+  EXPECT_EQ(tiny.stats().modules, 0u);
+  EXPECT_EQ(tiny.stats().bytes, 0u);
+}
+
+}  // namespace
+}  // namespace unwindd::unwinder

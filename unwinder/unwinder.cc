@@ -1,0 +1,181 @@
+#include "unwinder/unwinder.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_format.h"
+#include "arch/x86_64/signal_frame.h"
+#include "unwinder/cfi/apply.h"
+
+namespace unwindd::unwinder {
+namespace {
+
+// One step's outcome: the caller's registers and how they were found, or
+// the reason there is no caller.
+struct Step {
+  bool ok = false;
+  arch::RegisterSet caller;
+  Method method = Method::kEhFrame;
+  bool signal_frame = false;  // the caller's pc is exact (no -1 lookup)
+  StopReason stop = StopReason::kEndOfStack;
+  std::string detail;
+};
+
+Step Stop(StopReason reason, std::string detail) {
+  Step s;
+  s.stop = reason;
+  s.detail = std::move(detail);
+  return s;
+}
+
+StopReason StopForError(const absl::Status& s) {
+  if (absl::IsOutOfRange(s)) return StopReason::kMemoryError;
+  if (absl::IsNotFound(s)) return StopReason::kNoUnwindInfo;
+  return StopReason::kBadUnwindInfo;
+}
+
+// Without CFI for it, the kernel's rt_sigreturn trampoline is recognised by
+// its code bytes, and the interrupted registers read from the ucontext.
+Step SignalTrampolineStep(memory::Memory& memory, const arch::RegisterSet& regs) {
+  if (regs.arch() != arch::Arch::kX86_64 ||
+      !arch::x86_64::IsSigreturnTrampoline(memory, regs.pc())) {
+    return Stop(StopReason::kNoUnwindInfo, "");
+  }
+  absl::StatusOr<arch::RegisterSet> caller =
+      arch::x86_64::RestoreFromSigframe(memory, regs.sp());
+  if (!caller.ok()) return Stop(StopReason::kMemoryError, caller.status().ToString());
+  Step s;
+  s.ok = true;
+  s.caller = *caller;
+  s.method = Method::kSignal;
+  s.signal_frame = true;
+  return s;
+}
+
+Step StepOnce(MappedModule* mm, uint64_t lookup_pc, memory::Memory& memory,
+              const arch::RegisterSet& regs) {
+  if (mm == nullptr || mm->module == nullptr) {
+    Step s = SignalTrampolineStep(memory, regs);
+    if (s.ok) return s;
+    if (mm == nullptr) {
+      return Stop(StopReason::kNoUnwindInfo,
+                  absl::StrFormat("no module maps 0x%x", lookup_pc));
+    }
+    return Stop(StopReason::kNoUnwindInfo, mm->open_status.ToString());
+  }
+  absl::StatusOr<ModuleRow> row = mm->module->FindRow(lookup_pc - mm->load_bias);
+  if (!row.ok()) {
+    Step s = SignalTrampolineStep(memory, regs);
+    if (s.ok) return s;
+    return Stop(StopForError(row.status()), row.status().ToString());
+  }
+  absl::StatusOr<ApplyResult> applied =
+      ApplyRow(row->row, regs, memory, mm->load_bias);
+  if (!applied.ok()) {
+    return Stop(StopForError(applied.status()), applied.status().ToString());
+  }
+  if (applied->ra_undefined) return Stop(StopReason::kEndOfStack, "");
+  Step s;
+  s.ok = true;
+  s.caller = applied->caller;
+  s.signal_frame = row->row.signal_frame;
+  s.method = s.signal_frame ? Method::kSignal : row->method;
+  return s;
+}
+
+}  // namespace
+
+ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
+                            const arch::RegisterSet& initial,
+                            const UnwindOptions& options) {
+  ThreadStack out;
+  int max_frames = std::clamp(options.max_frames, 1, kMaxMaxFrames);
+  arch::RegisterSet regs = initial;
+  // Frame 0's PC is exact: it is where the thread is, not a return address.
+  bool exact_pc = true;
+  Method method = Method::kInitial;
+  while (true) {
+    uint64_t pc = regs.pc();
+    uint64_t lookup_pc = exact_pc || pc == 0 ? pc : pc - 1;
+    MappedModule* mm = space.Find(lookup_pc);
+    Frame frame{pc, regs.sp(), method, space.IndexOf(mm), 0};
+    if (mm != nullptr && mm->module != nullptr) frame.rel_pc = pc - mm->load_bias;
+    out.frames.push_back(frame);
+
+    if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
+      out.stop = StopReason::kThreadGone;
+      out.stop_detail = "cancelled";
+      return out;
+    }
+    if (static_cast<int>(out.frames.size()) >= max_frames) {
+      out.stop = StopReason::kMaxFrames;
+      return out;
+    }
+    Step step = StepOnce(mm, lookup_pc, memory, regs);
+    if (!step.ok) {
+      out.stop = step.stop;
+      out.stop_detail = std::move(step.detail);
+      return out;
+    }
+    const arch::RegisterSet& caller = step.caller;
+    if (!caller.Valid(caller.info().pc) || caller.pc() == 0) {
+      // A zero return address ends the chain (what glibc's thread start
+      // routines leave behind, and where eu-stack and gdb stop too).
+      out.stop = StopReason::kEndOfStack;
+      return out;
+    }
+    // Each step must make progress up the stack. Signal frames may move to
+    // another stack (sigaltstack), so only a repeat of the same frame counts
+    // against them.
+    bool same_frame = caller.pc() == regs.pc() && caller.sp() == regs.sp();
+    bool went_down = !step.signal_frame && caller.sp() < regs.sp();
+    if (same_frame || went_down) {
+      out.stop = StopReason::kLoop;
+      out.stop_detail = absl::StrFormat("caller sp 0x%x after sp 0x%x",
+                                        caller.sp(), regs.sp());
+      return out;
+    }
+    regs = caller;
+    exact_pc = step.signal_frame;
+    method = step.method;
+  }
+}
+
+ProcessStacks UnwindTarget(proc::Target& target, ModuleCache& cache,
+                           const UnwindOptions& options) {
+  ProcessStacks out;
+  out.pid = target.pid();
+  out.arch = target.arch();
+  AddressSpace space(target, cache);
+  // Module indexes in the output are dense over the modules frames use.
+  absl::flat_hash_map<int, int> remap;
+  for (pid_t tid : target.Threads()) {
+    ThreadStack stack;
+    absl::StatusOr<arch::RegisterSet> regs = target.InitialRegisters(tid);
+    if (!regs.ok()) {
+      stack.tid = tid;
+      stack.stop = absl::IsNotFound(regs.status()) ? StopReason::kThreadGone
+                                                   : StopReason::kMemoryError;
+      stack.stop_detail = regs.status().ToString();
+    } else {
+      stack = UnwindRegisters(space, target.memory(), *regs, options);
+      stack.tid = tid;
+    }
+    for (Frame& f : stack.frames) {
+      if (f.module < 0) continue;
+      auto [it, inserted] = remap.try_emplace(f.module, out.modules.size());
+      if (inserted) {
+        const MappedModule& mm = space.modules()[f.module];
+        out.modules.push_back(ModuleInfo{
+            mm.path, mm.module ? mm.module->build_id() : "", mm.start, mm.end,
+            mm.load_bias});
+      }
+      f.module = it->second;
+    }
+    out.threads.push_back(std::move(stack));
+  }
+  return out;
+}
+
+}  // namespace unwindd::unwinder

@@ -1,0 +1,81 @@
+// The step loop: from a thread's registers to its list of frames.
+//
+//   ModuleCache cache;
+//   ProcessStacks stacks = UnwindTarget(target, cache, UnwindOptions{});
+//   for (const ThreadStack& t : stacks.threads) ...
+//
+// Frame PCs are target addresses. Frame 0's pc is the thread's PC; a caller
+// frame's pc is the return address as read, except after a signal frame,
+// where it is the interrupted PC. The lookup address for unwind info is
+// pc - 1 for return addresses (it may point past the last instruction of a
+// call to a noreturn function) and pc itself otherwise.
+#ifndef UNWINDD_UNWINDER_UNWINDER_H_
+#define UNWINDD_UNWINDER_UNWINDER_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "arch/register_set.h"
+#include "memory/memory.h"
+#include "proc/target.h"
+#include "unwinder/address_space.h"
+#include "unwinder/method.h"
+#include "unwinder/module_cache.h"
+
+namespace unwindd::unwinder {
+
+inline constexpr int kDefaultMaxFrames = 512;
+inline constexpr int kMaxMaxFrames = 65536;
+
+struct UnwindOptions {
+  int max_frames = kDefaultMaxFrames;
+  // Checked between frames; when it becomes true the walk stops early.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct Frame {
+  uint64_t pc = 0;
+  uint64_t sp = 0;
+  Method method = Method::kInitial;
+  int module = -1;       // index into ProcessStacks::modules, -1 if none
+  uint64_t rel_pc = 0;   // pc - load bias (file address), when module >= 0
+};
+
+struct ThreadStack {
+  pid_t tid = 0;
+  std::vector<Frame> frames;
+  StopReason stop = StopReason::kEndOfStack;
+  std::string stop_detail;  // the error behind a stop, for humans
+};
+
+struct ModuleInfo {
+  std::string path;
+  std::string build_id;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint64_t load_bias = 0;
+};
+
+struct ProcessStacks {
+  pid_t pid = 0;
+  arch::Arch arch = arch::Arch::kX86_64;
+  std::vector<ThreadStack> threads;
+  std::vector<ModuleInfo> modules;  // every module a frame refers to
+};
+
+// Unwinds one thread from `initial`.
+ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
+                            const arch::RegisterSet& initial,
+                            const UnwindOptions& options);
+
+// Unwinds every thread of `target`.
+ProcessStacks UnwindTarget(proc::Target& target, ModuleCache& cache,
+                           const UnwindOptions& options);
+
+}  // namespace unwindd::unwinder
+
+#endif  // UNWINDD_UNWINDER_UNWINDER_H_
