@@ -78,7 +78,20 @@ absl::StatusOr<int64_t> ByteReader::SLEB128() {
           absl::StrFormat("SLEB128 too long at 0x%x", addr()));
     }
     byte = data_[pos_++];
-    if (shift < 64) result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    const uint64_t bits = byte & 0x7f;
+    if (shift < 63) {
+      result |= bits << shift;
+    } else {
+      // Past bit 63 only sign-extension bits may follow: bit 63 itself at
+      // shift 63, then all-zero or all-one groups matching it.
+      const uint64_t fill =
+          shift == 63 ? bits : ((result >> 63) != 0 ? 0x7f : 0);
+      if ((fill != 0 && fill != 0x7f) || bits != fill) {
+        return absl::DataLossError(
+            absl::StrFormat("SLEB128 overflows 64 bits at 0x%x", addr()));
+      }
+      if (shift == 63) result |= bits << 63;
+    }
     shift += 7;
   } while (byte & 0x80);
   if (shift < 64 && (byte & 0x40)) result |= ~uint64_t{0} << shift;

@@ -160,7 +160,7 @@ TEST(ByteReaderTest, SlebExtremes) {
 // in 64 bits, but ByteReader::SLEB128 silently keeps the low 64 bits (ULEB128
 // does check). Enable once SLEB128 checks that bit 63 and every bit above it
 // repeat the sign.
-TEST(ByteReaderTest, DISABLED_SlebOverflowIsDataLoss) {
+TEST(ByteReaderTest, SlebOverflowIsDataLoss) {
   // 2^63 and 2^64 - 1 as positive numbers do not fit in int64_t.
   EXPECT_EQ(Sleb(Repeat(0x80, 9, {0x01})).status().code(), kDataLoss);
   EXPECT_EQ(Sleb(Repeat(0xff, 9, {0x01})).status().code(), kDataLoss);

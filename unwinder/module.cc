@@ -240,14 +240,23 @@ absl::Span<const uint8_t> Module::BytesAtVaddr(uint64_t vaddr) const {
 absl::StatusOr<uint64_t> Module::LoadBias(uint64_t map_start,
                                           uint64_t map_offset) const {
   // The vaddr of file offset `map_offset` is p_vaddr + (off - p_offset) in
-  // the PT_LOAD that maps it; segments are mapped page-aligned, so compare
-  // against the page-aligned start of each segment.
+  // the PT_LOAD that maps it. Segments are mapped from their page-aligned
+  // start, and two segments can share a file page (gold puts the RW segment
+  // in the last page of the RX one), so a segment that starts exactly at the
+  // mapping's offset wins over one that merely contains it.
+  const Segment* containing = nullptr;
   for (const Segment& s : loads_) {
     uint64_t page_off = s.offset & ~uint64_t{0xfff};
-    if (map_offset < page_off || map_offset >= s.offset + std::max(s.filesz, uint64_t{1}))
-      continue;
-    uint64_t vaddr = s.vaddr - (s.offset - map_offset);
-    return map_start - vaddr;
+    if (map_offset == page_off) {
+      return map_start - (s.vaddr - (s.offset - page_off));
+    }
+    if (containing == nullptr && map_offset > page_off &&
+        map_offset < s.offset + s.filesz) {
+      containing = &s;
+    }
+  }
+  if (containing != nullptr) {
+    return map_start - (containing->vaddr + (map_offset - containing->offset));
   }
   return absl::NotFoundError(absl::StrFormat(
       "%s: no PT_LOAD segment maps file offset 0x%x", name_, map_offset));

@@ -1,0 +1,129 @@
+// Unwinds the test's own thread and compares every frame with glibc's
+// backtrace() (libgcc's unwinder, run in-process over the same CFI): an
+// oracle independent of our parser, VM and step loop.
+#include <execinfo.h>
+
+#include <functional>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+#include "unwinder/module_cache.h"
+#include "unwinder/testing/self_target.h"
+#include "unwinder/unwinder.h"
+
+namespace unwindd::unwinder {
+namespace {
+
+std::string Dump(const ThreadStack& t, const std::vector<uint64_t>& bt) {
+  std::string out;
+  for (size_t i = 0; i < std::max(t.frames.size(), bt.size()); ++i) {
+    absl::StrAppendFormat(&out, "#%d ours 0x%x backtrace 0x%x\n", i,
+                          i < t.frames.size() ? t.frames[i].pc : 0,
+                          i < bt.size() ? bt[i] : 0);
+  }
+  return out + std::string(StopReasonName(t.stop)) + " " + t.stop_detail;
+}
+
+// The unwind runs inside Leaf, right after the capture: the captured frames
+// must still be live on the stack (later calls only use the stack below the
+// captured rsp).
+struct Captured {
+  std::function<void(const arch::RegisterSet&)> unwind;
+  std::vector<uint64_t> backtrace;
+};
+
+__attribute__((noinline)) void Leaf(Captured* out) {
+  arch::RegisterSet regs;
+  UNWINDD_CAPTURE_X86_64_REGISTERS(regs);
+  out->unwind(regs);
+  void* bt[256];
+  int n = backtrace(bt, 256);
+  for (int i = 0; i < n; ++i) out->backtrace.push_back(reinterpret_cast<uint64_t>(bt[i]));
+  asm volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void Recurse(int depth, Captured* out) {
+  if (depth == 0) {
+    Leaf(out);
+  } else {
+    Recurse(depth - 1, out);
+  }
+  asm volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void WithAlloca(int n, Captured* out) {
+  volatile char* p = static_cast<volatile char*>(__builtin_alloca(n));
+  p[0] = 1;
+  std::function<void()> f = [out] { Recurse(7, out); };
+  f();
+  asm volatile("" ::: "memory");
+}
+
+ProcessStacks UnwindHere(arch::RegisterSet regs, const UnwindOptions& options) {
+  testing::SelfTarget target(regs);
+  ModuleCache cache;
+  return UnwindTarget(target, cache, options);
+}
+
+TEST(SelfUnwindTest, MatchesBacktrace) {
+  ProcessStacks stacks;
+  Captured c;
+  c.unwind = [&](const arch::RegisterSet& regs) {
+    stacks = UnwindHere(regs, UnwindOptions{});
+  };
+  WithAlloca(100, &c);
+  ASSERT_EQ(stacks.threads.size(), 1u);
+  const ThreadStack& t = stacks.threads[0];
+  ASSERT_GE(c.backtrace.size(), 15u);
+  // Frame 0 differs by construction (captured before the backtrace call);
+  // every caller frame must be the same return address.
+  ASSERT_GE(t.frames.size(), c.backtrace.size()) << Dump(t, c.backtrace);
+  for (size_t i = 1; i < c.backtrace.size(); ++i) {
+    EXPECT_EQ(t.frames[i].pc, c.backtrace[i]) << "frame " << i;
+    EXPECT_EQ(t.frames[i].method, Method::kEhFrame) << "frame " << i;
+  }
+  EXPECT_EQ(t.stop, StopReason::kEndOfStack) << t.stop_detail;
+  // Every frame lies in a module, with a module-relative PC.
+  for (const Frame& f : t.frames) {
+    ASSERT_GE(f.module, 0);
+    EXPECT_EQ(f.rel_pc, f.pc - stacks.modules[f.module].load_bias);
+  }
+}
+
+TEST(SelfUnwindTest, MaxFrames) {
+  UnwindOptions options;
+  options.max_frames = 5;
+  ProcessStacks stacks;
+  Captured c;
+  c.unwind = [&](const arch::RegisterSet& regs) { stacks = UnwindHere(regs, options); };
+  WithAlloca(16, &c);
+  EXPECT_EQ(stacks.threads[0].frames.size(), 5u);
+  EXPECT_EQ(stacks.threads[0].stop, StopReason::kMaxFrames);
+}
+
+TEST(SelfUnwindTest, GarbageRegistersStopCleanly) {
+  ModuleCache cache;
+  for (uint64_t pc : {uint64_t{0}, uint64_t{1}, uint64_t{0xdeadbeef}, ~uint64_t{0}}) {
+    arch::RegisterSet regs(arch::Arch::kX86_64);
+    regs.set_pc(pc);
+    regs.set_sp(0x10);
+    testing::SelfTarget target(regs);
+    ProcessStacks stacks = UnwindTarget(target, cache, UnwindOptions{});
+    ASSERT_EQ(stacks.threads[0].frames.size(), 1u);
+    EXPECT_EQ(stacks.threads[0].stop, StopReason::kNoUnwindInfo);
+  }
+  // A real PC with a stack pointer into nowhere: a memory error, not a crash.
+  ProcessStacks stacks;
+  Captured c;
+  c.unwind = [&](arch::RegisterSet regs) {
+    regs.set_sp(0x1000);
+    regs.Set(6, 0x1000);  // rbp: the CFA of -O0 code
+    stacks = UnwindHere(regs, UnwindOptions{});
+  };
+  WithAlloca(16, &c);
+  EXPECT_EQ(stacks.threads[0].stop, StopReason::kMemoryError);
+}
+
+}  // namespace
+}  // namespace unwindd::unwinder
