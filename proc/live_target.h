@@ -1,8 +1,15 @@
-// A live process, stopped for as long as the LiveTarget exists.
+// A live process, stopped for as long as the Target AttachLive returns
+// exists.
 //
-//   absl::StatusOr<std::unique_ptr<LiveTarget>> t = LiveTarget::Attach(pid, {});
+//   absl::StatusOr<std::unique_ptr<Target>> t = AttachLive(pid, {});
 //   ... unwind ...
 //   t->reset();   // detaches from every thread (also on error paths)
+//
+// Thread affinity: the kernel accepts ptrace requests only from the thread
+// that attached, so call InitialRegisters and destroy the Target on the
+// thread that called AttachLive (other threads get FailedPrecondition, and a
+// destructor run elsewhere cannot detach: the target would stay stopped
+// until that thread exits). memory() and mappings() work from any thread.
 //
 // Attach: PTRACE_SEIZE + PTRACE_INTERRUPT on every thread of /proc/PID/task
 // (or only `tids`), waiting for each to stop; threads that appear while we
@@ -28,9 +35,10 @@
 
 namespace unwindd::proc {
 
-
-absl::StatusOr<std::unique_ptr<Target>> AttachLive(pid_t pid,
-                                                   absl::Span<const pid_t> tids);
+// `tids` empty: every thread, including ones created while we attach.
+// Otherwise only those threads (each must belong to `pid`).
+absl::StatusOr<std::unique_ptr<Target>> AttachLive(
+    pid_t pid, absl::Span<const pid_t> tids);
 
 }  // namespace unwindd::proc
 

@@ -1,0 +1,93 @@
+// A page cache in front of another Memory. The unwinder reads a few bytes at
+// a time (one CFA slot, one return address) from the same few stack and
+// .eh_frame pages; every inner Read of a live process is a syscall, so we
+// fetch each 4 KiB page once and serve the rest from here.
+//
+// Valid only while the inner memory does not change (a stopped target, a
+// core, a snapshot): nothing is ever invalidated.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "memory/factories.h"
+#include "memory/internal.h"
+#include "memory/memory.h"
+
+namespace unwindd::memory {
+namespace {
+
+// Target pages are at least 4 KiB on every supported arch; a larger real page
+// size only means a readable region may end inside one of our pages, which
+// partial pages handle.
+constexpr uint64_t kPageSize = 4096;
+
+class CachedMemory final : public Memory {
+ public:
+  CachedMemory(std::unique_ptr<Memory> inner, size_t max_pages)
+      : inner_(std::move(inner)), max_pages_(max_pages) {}
+
+  size_t Read(uint64_t addr, absl::Span<uint8_t> dst) override {
+    const uint64_t size = internal::ClampToAddressSpace(addr, dst.size());
+    if (size == 0) return 0;
+    if (max_pages_ == 0) return inner_->Read(addr, dst.first(size));
+    absl::MutexLock lock(&mu_);
+    uint64_t done = 0;
+    while (done < size) {
+      uint64_t a = addr + done;
+      uint64_t page = a & ~(kPageSize - 1);
+      uint64_t offset = a - page;
+      const std::vector<uint8_t>& bytes = PageLocked(page);
+      if (bytes.size() <= offset) {
+        // The page's readable prefix ends before `a`. Either `a` is
+        // unreadable, or a readable region starts inside the page (a
+        // snapshot or buffer that is not page-aligned): only the inner
+        // memory knows, so ask it directly for the rest.
+        return done + inner_->Read(a, dst.subspan(done, size - done));
+      }
+      uint64_t n = std::min<uint64_t>(bytes.size() - offset, size - done);
+      std::memcpy(dst.data() + done, bytes.data() + offset, n);
+      done += n;
+      // A partial page means the readable region ends inside it.
+      if (bytes.size() < kPageSize) break;
+    }
+    return done;
+  }
+
+ private:
+  // The cached readable prefix of `page` (possibly empty), read with one
+  // inner Read on first use.
+  const std::vector<uint8_t>& PageLocked(uint64_t page)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto it = pages_.find(page);
+    if (it != pages_.end()) return it->second;
+    // Bounded memory: dropping everything is simpler than LRU and fine for
+    // one unwind request, whose working set is small.
+    if (pages_.size() >= max_pages_) pages_.clear();
+    std::vector<uint8_t> bytes(kPageSize);
+    size_t n = inner_->Read(page, absl::MakeSpan(bytes));
+    bytes.resize(std::min<size_t>(n, kPageSize));
+    bytes.shrink_to_fit();
+    return pages_.emplace(page, std::move(bytes)).first->second;
+  }
+
+  const std::unique_ptr<Memory> inner_;
+  const size_t max_pages_;
+  absl::Mutex mu_;
+  absl::flat_hash_map<uint64_t, std::vector<uint8_t>> pages_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+std::unique_ptr<Memory> CreateCachedMemory(std::unique_ptr<Memory> inner,
+                                           size_t max_pages) {
+  return std::make_unique<CachedMemory>(std::move(inner), max_pages);
+}
+
+}  // namespace unwindd::memory

@@ -1,0 +1,377 @@
+// LiveTarget: a live process held in ptrace-stop for the object's lifetime.
+//
+// Why PTRACE_SEIZE + PTRACE_INTERRUPT rather than PTRACE_ATTACH: ATTACH
+// stops threads with a real SIGSTOP, which the process (and its parent's
+// waitpid) can observe and which we would have to swallow; INTERRUPT stops
+// a seized thread without any signal. Options are 0: no PTRACE_O_EXITKILL
+// (if we crash, the kernel detaches and the target simply resumes) and no
+// TRACECLONE (new threads are picked up by re-reading /proc/PID/task).
+//
+// ptrace requests are accepted only from the tracing *thread* (the kernel
+// checks child->parent == current), so InitialRegisters and the destructor
+// must run on the thread that called AttachLive. waitpid() works from any
+// thread of our process.
+#include "proc/live_target.h"
+
+#include <elf.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "memory/factories.h"
+#include "proc/live_arch.h"
+#include "proc/maps.h"
+#include "proc/procfs.h"
+
+namespace unwindd::proc {
+namespace {
+
+// PF_KTHREAD (include/linux/sched.h): the definitive kernel-thread flag in
+// /proc/PID/stat.
+constexpr uint64_t kPfKthread = 0x00200000;
+// Once every listed thread is stopped nobody can create more, so rounds
+// only repeat while threads are being created as we attach; this bounds a
+// process that clones faster than we can stop it.
+constexpr int kMaxAttachRounds = 100;
+
+// EPERM from PTRACE_SEIZE on a live thread: say which of the usual causes
+// applies, so the user knows what to fix.
+absl::Status AttachDenied(pid_t pid, pid_t tid) {
+  std::string hint = "not root and not the same uid, or yama ptrace_scope";
+  absl::StatusOr<int64_t> tracer = ReadStatusField(pid, tid, "TracerPid");
+  if (tracer.ok() && *tracer != 0) {
+    hint = absl::StrFormat("already traced by PID %d?", *tracer);
+  }
+  return absl::PermissionDeniedError(
+      absl::StrFormat("cannot ptrace thread %d of process %d: %s (%s)", tid,
+                      pid, strerror(EPERM), hint));
+}
+
+void* Arg(uintptr_t v) { return reinterpret_cast<void*>(v); }
+
+struct ThreadState {
+  bool interrupted = false;  // PTRACE_INTERRUPT sent, stop not yet reaped
+  bool stopped = false;      // waitpid reported its ptrace-stop
+  bool gone = false;         // exited (or reaped) since we listed it
+  // The signal of a signal-delivery-stop: the kernel holds it back while we
+  // trace the thread, and PTRACE_DETACH must pass it on or it is lost.
+  int pending_signal = 0;
+};
+
+class LiveTarget final : public Target {
+ public:
+  explicit LiveTarget(pid_t pid) : pid_(pid), tracer_tid_(gettid()) {}
+  ~LiveTarget() override {
+    for (auto& [tid, ts] : threads_) Detach(tid, ts);
+  }
+
+  absl::Status Attach(absl::Span<const pid_t> tids);
+
+  arch::Arch arch() const override { return arch_; }
+  pid_t pid() const override { return pid_; }
+  std::vector<pid_t> Threads() const override;
+  absl::StatusOr<arch::RegisterSet> InitialRegisters(pid_t tid) override;
+  memory::Memory& memory() override { return *memory_; }
+  const std::vector<Mapping>& mappings() const override { return mappings_; }
+  std::vector<std::string> FileCandidates(const Mapping& m) const override;
+
+ private:
+  // Seizes and interrupts `tid`; a thread that has already exited is
+  // dropped silently.
+  absl::Status SeizeThread(pid_t tid);
+  // If an interrupt is outstanding, blocks until `tid` reports its
+  // ptrace-stop or its exit.
+  void WaitForStop(pid_t tid, ThreadState& ts);
+  // Non-blocking: collects an exit (or a new stop) of `tid`.
+  void Poll(pid_t tid, ThreadState& ts);
+  void Detach(pid_t tid, ThreadState& ts);
+
+  const pid_t pid_;
+  const pid_t tracer_tid_;
+  // A live thread whose /proc entries show the address space: the main
+  // thread, unless it has exited (pthread_exit) while others run, in which
+  // case /proc/PID/maps and friends are empty.
+  pid_t mm_tid_ = 0;
+  arch::Arch arch_ = arch::Arch::kX86_64;
+  std::map<pid_t, ThreadState> threads_;  // every thread we seized
+  std::unique_ptr<memory::Memory> memory_;
+  std::vector<Mapping> mappings_;
+};
+
+absl::Status LiveTarget::Attach(absl::Span<const pid_t> tids) {
+  if (pid_ <= 0) {
+    return absl::InvalidArgumentError(absl::StrFormat("invalid pid %d", pid_));
+  }
+  if (pid_ == getpid()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "cannot attach to process %d: it is this process", pid_));
+  }
+  absl::StatusOr<ProcStat> stat = ReadStat(pid_, pid_);
+  if (!stat.ok()) return stat.status();
+  absl::StatusOr<int64_t> tgid = ReadStatusField(pid_, pid_, "Tgid");
+  if (tgid.ok() && *tgid != pid_) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d is a thread of process %d, not a process", pid_, *tgid));
+  }
+  if (stat->flags & kPfKthread) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("process %d is a kernel thread", pid_));
+  }
+  absl::StatusOr<std::vector<pid_t>> tasks = ListTasks(pid_);
+  if (!tasks.ok()) return tasks.status();
+  const bool leader_dead = stat->state == 'Z' || stat->state == 'X';
+  if (leader_dead && tasks->size() <= 1) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("process %d is a zombie", pid_));
+  }
+  if (!leader_dead) {
+    char buf[1];
+    if (readlink(ProcPath(pid_, "exe").c_str(), buf, sizeof(buf)) < 0 &&
+        errno == ENOENT) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("process %d is a kernel thread", pid_));
+    }
+  }
+  std::vector<pid_t> wanted(tids.begin(), tids.end());
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  for (pid_t tid : wanted) {
+    if (!std::binary_search(tasks->begin(), tasks->end(), tid)) {
+      return absl::NotFoundError(
+          absl::StrFormat("thread %d is not in process %d", tid, pid_));
+    }
+  }
+  absl::StatusOr<arch::Arch> a =
+      DetectArch(pid_, leader_dead ? tasks->back() : pid_);
+  if (!a.ok()) return a.status();
+  arch_ = *a;
+
+  std::set<pid_t> tried;
+  for (int round = 0;; ++round) {
+    if (round == kMaxAttachRounds) {
+      return absl::AbortedError(absl::StrFormat(
+          "threads of process %d kept appearing for %d attach rounds", pid_,
+          kMaxAttachRounds));
+    }
+    std::vector<pid_t> batch;
+    if (!wanted.empty()) {
+      if (round > 0) break;  // only the threads asked for
+      batch = wanted;
+    } else {
+      if (round > 0) tasks = ListTasks(pid_);
+      if (!tasks.ok()) return tasks.status();
+      for (pid_t tid : *tasks) {
+        if (!tried.count(tid)) batch.push_back(tid);
+      }
+    }
+    if (batch.empty()) break;
+    // Interrupt the whole batch before waiting, so its threads stop in
+    // parallel rather than one scheduling round-trip each.
+    for (pid_t tid : batch) {
+      tried.insert(tid);
+      absl::Status s = SeizeThread(tid);
+      if (!s.ok()) return s;  // the destructor detaches what we seized
+    }
+    for (pid_t tid : batch) {
+      auto it = threads_.find(tid);
+      if (it != threads_.end()) WaitForStop(tid, it->second);
+    }
+  }
+
+  for (const auto& [tid, ts] : threads_) {
+    if (ts.gone) continue;
+    if (mm_tid_ == 0 || tid == pid_) mm_tid_ = tid;
+  }
+  if (mm_tid_ == 0) {
+    return absl::NotFoundError(absl::StrFormat(
+        "no such process %d (its threads exited while attaching)", pid_));
+  }
+  // Read with every thread stopped, so the map cannot change under us.
+  absl::StatusOr<std::vector<Mapping>> maps = ReadMaps(mm_tid_);
+  if (!maps.ok()) return maps.status();
+  if (maps->empty()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "process %d is a kernel thread (it has no mappings)", pid_));
+  }
+  mappings_ = *std::move(maps);
+  // Probed now that we are the tracer, so PTRACE_PEEKDATA can qualify.
+  memory_ = memory::CreateCachedMemory(memory::CreateProcessMemory(mm_tid_));
+  return absl::OkStatus();
+}
+
+absl::Status LiveTarget::SeizeThread(pid_t tid) {
+  if (ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) != 0) {
+    const int err = errno;
+    if (err == ESRCH) return absl::OkStatus();  // exited since listed
+    // The kernel also says EPERM for a thread that is already exiting.
+    if (err == EPERM && ThreadExited(pid_, tid)) return absl::OkStatus();
+    if (err == EPERM) return AttachDenied(pid_, tid);
+    return absl::ErrnoToStatus(
+        err,
+        absl::StrFormat("PTRACE_SEIZE of thread %d of process %d", tid, pid_));
+  }
+  ThreadState& ts = threads_[tid];
+  // INTERRUPT on our own seized tracee fails only once the thread has been
+  // released, i.e. it exited.
+  if (ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) != 0) {
+    Poll(tid, ts);
+  } else {
+    ts.interrupted = true;
+  }
+  return absl::OkStatus();
+}
+
+void LiveTarget::WaitForStop(pid_t tid, ThreadState& ts) {
+  while (ts.interrupted && !ts.gone) {
+    int status = 0;
+    pid_t r = waitpid(tid, &status, __WALL);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {  // ECHILD: not (or no longer) our tracee
+      ts.gone = true;
+    } else if (WIFEXITED(status) || WIFSIGNALED(status)) {
+      ts.gone = true;
+    } else if (WIFSTOPPED(status)) {
+      // Event 0 is a signal-delivery-stop (a signal arrived before our
+      // interrupt); PTRACE_EVENT_STOP is the interrupt or a group-stop.
+      if ((status >> 16) == 0) ts.pending_signal = WSTOPSIG(status);
+      ts.stopped = true;
+      ts.interrupted = false;
+    }
+  }
+}
+
+void LiveTarget::Poll(pid_t tid, ThreadState& ts) {
+  int status = 0;
+  pid_t r;
+  do {
+    r = waitpid(tid, &status, WNOHANG | __WALL);
+  } while (r < 0 && errno == EINTR);
+  if (r < 0) {
+    ts.gone = ThreadExited(pid_, tid);
+  } else if (r == tid && (WIFEXITED(status) || WIFSIGNALED(status))) {
+    ts.gone = true;
+  } else if (r == tid && WIFSTOPPED(status)) {
+    if ((status >> 16) == 0) ts.pending_signal = WSTOPSIG(status);
+    ts.stopped = true;
+    ts.interrupted = false;
+  }
+}
+
+void LiveTarget::Detach(pid_t tid, ThreadState& ts) {
+  // Interrupted, but the attach failed before we collected the stop.
+  WaitForStop(tid, ts);
+  for (int attempt = 0; attempt < 2 && !ts.gone; ++attempt) {
+    const uintptr_t sig = static_cast<uintptr_t>(ts.pending_signal);
+    if (ptrace(PTRACE_DETACH, tid, nullptr, Arg(sig)) == 0 || errno != ESRCH) {
+      return;
+    }
+    // ESRCH: the thread exited, or it is running (someone resumed it) and
+    // the kernel detaches only stopped tracees. Stop it again, then retry;
+    // a failed INTERRUPT means it is gone, and Poll reaps the zombie so it
+    // does not linger as our tracee.
+    ts.stopped = false;
+    if (ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) != 0) {
+      Poll(tid, ts);
+      return;
+    }
+    ts.interrupted = true;
+    WaitForStop(tid, ts);
+  }
+}
+
+std::vector<pid_t> LiveTarget::Threads() const {
+  std::vector<pid_t> out;
+  auto main = threads_.find(pid_);
+  if (main != threads_.end() && !main->second.gone) out.push_back(pid_);
+  for (const auto& [tid, ts] : threads_) {
+    if (tid != pid_ && !ts.gone) out.push_back(tid);
+  }
+  return out;
+}
+
+absl::StatusOr<arch::RegisterSet> LiveTarget::InitialRegisters(pid_t tid) {
+  auto it = threads_.find(tid);
+  if (it == threads_.end()) {
+    return absl::NotFoundError(
+        absl::StrFormat("thread %d of process %d is not attached", tid, pid_));
+  }
+  ThreadState& ts = it->second;
+  if (gettid() != tracer_tid_) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "process %d is traced by thread %d; the kernel refuses ptrace "
+        "requests from thread %d",
+        pid_, tracer_tid_, gettid()));
+  }
+  // Room for any arch's NT_PRSTATUS regset; iov_len returns the real size.
+  alignas(8) std::array<uint8_t, 1024> buf{};
+  for (int attempt = 0; attempt < 2 && !ts.gone; ++attempt) {
+    iovec iov = {buf.data(), buf.size()};
+    if (ptrace(PTRACE_GETREGSET, tid, Arg(NT_PRSTATUS), &iov) == 0) {
+      return RegistersFromPrstatus(
+          arch_, absl::MakeConstSpan(buf.data(), iov.iov_len));
+    }
+    const int err = errno;
+    if (err != ESRCH) {
+      return absl::ErrnoToStatus(
+          err, absl::StrFormat("PTRACE_GETREGSET of thread %d of process %d",
+                               tid, pid_));
+    }
+    // ESRCH: exited (a zombie until reaped), or not stopped any more.
+    ts.stopped = false;
+    Poll(tid, ts);
+    if (!ts.stopped && !ts.gone) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "thread %d of process %d is not in a ptrace-stop", tid, pid_));
+    }
+  }
+  if (ts.gone) {
+    return absl::NotFoundError(absl::StrFormat("thread %d has exited", tid));
+  }
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "thread %d of process %d keeps leaving its ptrace-stop", tid, pid_));
+}
+
+std::vector<std::string> LiveTarget::FileCandidates(const Mapping& m) const {
+  if (!m.IsFileBacked()) return {};
+  std::vector<std::string> out;
+  // The path as the target sees it, which is ours unless the target lives
+  // in another mount namespace. A deleted file's path may now name a newer
+  // file (an upgraded library), so skip it then.
+  if (!m.deleted) out.push_back(m.path);
+  // The very inode that is mapped, even if deleted or in another namespace;
+  // named exactly as the kernel prints the range (lowercase hex, no 0x).
+  out.push_back(
+      absl::StrFormat("/proc/%d/map_files/%x-%x", mm_tid_, m.start, m.end));
+  // The path resolved in the target's root (containers, chroots).
+  if (!m.deleted)
+    out.push_back(absl::StrCat("/proc/", mm_tid_, "/root", m.path));
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Target>> AttachLive(
+    pid_t pid, absl::Span<const pid_t> tids) {
+  auto target = std::make_unique<LiveTarget>(pid);
+  // On failure `target` is destroyed here, detaching whatever it attached.
+  absl::Status s = target->Attach(tids);
+  if (!s.ok()) return s;
+  return std::unique_ptr<Target>(std::move(target));
+}
+
+}  // namespace unwindd::proc
