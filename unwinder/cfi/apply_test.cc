@@ -14,6 +14,7 @@
 #include "arch/register_set.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "memory/testing/map_memory.h"
 #include "memory/memory.h"
 #include "unwinder/cfi/row.h"
 
@@ -30,25 +31,7 @@ constexpr int kRbp = 6;
 constexpr int kRsp = 7;
 constexpr int kRip = 16;
 
-// Target memory: a map of mapped bytes, everything else unreadable.
-class MapMemory : public memory::Memory {
- public:
-  void PutLe(uint64_t addr, uint64_t v, int size) {
-    for (int i = 0; i < size; ++i) bytes_[addr + i] = (v >> (8 * i)) & 0xff;
-  }
-  size_t Read(uint64_t addr, absl::Span<uint8_t> dst) override {
-    size_t n = 0;
-    for (; n < dst.size(); ++n) {
-      auto it = bytes_.find(addr + n);
-      if (it == bytes_.end()) break;
-      dst[n] = it->second;
-    }
-    return n;
-  }
-
- private:
-  std::map<uint64_t, uint8_t> bytes_;
-};
+using memory::testing::MapMemory;
 
 Row CfaRow(int reg, int64_t offset, int ra = kRip) {
   Row row;

@@ -13,6 +13,7 @@
 #include "arch/register_set.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "memory/testing/map_memory.h"
 #include "memory/memory.h"
 
 namespace unwindd::unwinder {
@@ -21,28 +22,7 @@ namespace {
 using ::testing::HasSubstr;
 using Bytes = std::vector<uint8_t>;
 
-// Target memory made of individually mapped bytes.
-class MapMemory : public memory::Memory {
- public:
-  void Put(uint64_t addr, const Bytes& bytes) {
-    for (size_t i = 0; i < bytes.size(); ++i) bytes_[addr + i] = bytes[i];
-  }
-  void PutLe(uint64_t addr, uint64_t v, int size) {
-    for (int i = 0; i < size; ++i) bytes_[addr + i] = (v >> (8 * i)) & 0xff;
-  }
-  size_t Read(uint64_t addr, absl::Span<uint8_t> dst) override {
-    size_t n = 0;
-    for (; n < dst.size(); ++n) {
-      auto it = bytes_.find(addr + n);
-      if (it == bytes_.end()) break;
-      dst[n] = it->second;
-    }
-    return n;
-  }
-
- private:
-  std::map<uint64_t, uint8_t> bytes_;
-};
+using memory::testing::MapMemory;
 
 class DwarfExprTest : public ::testing::Test {
  protected:
