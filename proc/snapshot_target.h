@@ -1,0 +1,107 @@
+// A profiler's sample as a Target: one thread's registers, a copy of its
+// stack (perf's PERF_SAMPLE_REGS_USER / PERF_SAMPLE_STACK_USER), and the
+// process's mappings with the files behind them.
+//
+//   Snapshot s;
+//   s.arch = arch::Arch::kX86_64;
+//   s.registers = regs;                       // DWARF numbering
+//   s.stack_address = sp; s.stack = bytes;    // copied from sp upwards
+//   s.mappings.push_back({m, *SnapshotFile::FromFd(std::move(fd)), nullptr});
+//   absl::StatusOr<std::unique_ptr<Target>> t =
+//       CreateSnapshotTarget(std::move(s), /*process_memory=*/nullptr);
+//
+// Memory is an overlay, first match wins, per byte range:
+//   1. the stack copy;
+//   2. in-memory images given for a mapping (e.g. a [vdso] copy);
+//   3. read-only file-backed mappings, read from their file at
+//      mapping.offset + (addr - mapping.start) — text and read-only data are
+//      the same in the file as in memory;
+//   4. the live process, when `process_memory` is given (stale for anything
+//      that changed since the sample, which is why the stack copy wins);
+//   5. writable file-backed mappings from their file (pre-relocation values:
+//      a last resort, better than nothing for .data.rel.ro).
+// Everything else is unreadable, so a walk that leaves the copied stack
+// stops with memory_error instead of reading garbage.
+//
+// Files are opened by whoever builds the Snapshot: that is where the decision
+// "may the requester read this file" belongs (the server opens them with the
+// requester's filesystem uid). FileCandidates() names each file through
+// /proc/self/fd, so the module cache opens exactly the file that was checked.
+#ifndef UNWINDD_PROC_SNAPSHOT_TARGET_H_
+#define UNWINDD_PROC_SNAPSHOT_TARGET_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "arch/arch.h"
+#include "arch/register_set.h"
+#include "memory/memory.h"
+#include "memory/scoped_fd.h"
+#include "proc/maps.h"
+#include "proc/target.h"
+
+namespace unwindd::proc {
+
+// An open, regular file that snapshot mappings read from. Immutable and
+// shareable between snapshots (reads use pread, no file position).
+class SnapshotFile {
+ public:
+  // Takes `fd`; FailedPrecondition unless it is a regular file.
+  static absl::StatusOr<std::shared_ptr<const SnapshotFile>> FromFd(
+      memory::ScopedFd fd);
+
+  int fd() const { return fd_.get(); }
+  uint64_t size() const { return size_; }
+  dev_t dev() const { return dev_; }
+  ino_t inode() const { return inode_; }
+  // Opens this very file for as long as this object lives.
+  std::string proc_path() const;
+
+  // Up to dst.size() bytes at file offset `offset`; fewer at end of file.
+  size_t Read(uint64_t offset, absl::Span<uint8_t> dst) const;
+
+ private:
+  SnapshotFile(memory::ScopedFd fd, uint64_t size, dev_t dev, ino_t inode)
+      : fd_(std::move(fd)), size_(size), dev_(dev), inode_(inode) {}
+
+  memory::ScopedFd fd_;
+  uint64_t size_;
+  dev_t dev_;
+  ino_t inode_;
+};
+
+struct SnapshotMapping {
+  // start, end, offset, protection and path as the process had them; dev
+  // and inode are ignored (CreateSnapshotTarget takes them from `file`).
+  Mapping mapping;
+  // The file behind a file-backed mapping; null if there is none to read.
+  std::shared_ptr<const SnapshotFile> file;
+  // The mapping's bytes from `mapping.start` on (e.g. a copy of [vdso]);
+  // null if none.
+  std::shared_ptr<const std::vector<uint8_t>> image;
+};
+
+struct Snapshot {
+  arch::Arch arch = arch::Arch::kX86_64;
+  pid_t pid = 0;  // 0 when the sample names no process
+  pid_t tid = 0;
+  arch::RegisterSet registers;  // must hold at least the PC and SP
+  uint64_t stack_address = 0;   // target address of stack[0]
+  std::vector<uint8_t> stack;
+  std::vector<SnapshotMapping> mappings;  // any order; must not overlap
+};
+
+// InvalidArgument for overlapping or empty mappings, a stack range that
+// wraps, registers of another arch or without PC or SP.
+absl::StatusOr<std::unique_ptr<Target>> CreateSnapshotTarget(
+    Snapshot snapshot, std::unique_ptr<memory::Memory> process_memory);
+
+}  // namespace unwindd::proc
+
+#endif  // UNWINDD_PROC_SNAPSHOT_TARGET_H_
