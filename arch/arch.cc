@@ -2,6 +2,9 @@
 
 #include <elf.h>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+
 namespace unwindd::arch {
 namespace {
 
@@ -53,6 +56,17 @@ absl::string_view RegisterName(Arch arch, int reg) {
     }
   }
   return "";
+}
+
+absl::StatusOr<Arch> ArchFromElfMachine(uint16_t machine, uint8_t elf_class) {
+  if (machine == EM_X86_64 &&
+      (elf_class == ELFCLASS64 || elf_class == ELFCLASS32)) {
+    return Arch::kX86_64;
+  }
+  if (machine == EM_386 && elf_class == ELFCLASS32) return Arch::kX86;
+  if (machine == EM_AARCH64 && elf_class == ELFCLASS64) return Arch::kAArch64;
+  return absl::UnimplementedError(absl::StrFormat(
+      "ELF machine %d (class %d) is not supported", machine, elf_class));
 }
 
 }  // namespace unwindd::arch

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace unwindd::arch {
@@ -38,6 +39,12 @@ struct ArchInfo {
 
 const ArchInfo& GetArchInfo(Arch arch);
 absl::string_view RegisterName(Arch arch, int dwarf_reg);  // "" if unknown
+
+// The arch of an ELF file or core file from its header's e_machine and
+// EI_CLASS (EM_X86_64/ELFCLASS64, EM_386/ELFCLASS32, EM_AARCH64/
+// ELFCLASS64); x32 (EM_X86_64, ELFCLASS32) runs with the x86_64 regset, so
+// it is kX86_64. Unimplemented for any other machine.
+absl::StatusOr<Arch> ArchFromElfMachine(uint16_t machine, uint8_t elf_class);
 
 }  // namespace unwindd::arch
 

@@ -1,0 +1,74 @@
+#include "arch/arch.h"
+
+#include <elf.h>
+
+#include "arch/frame_pointer.h"
+#include "arch/register_set.h"
+#include "gtest/gtest.h"
+
+namespace unwindd::arch {
+namespace {
+
+TEST(ArchFromElfMachineTest, SupportedMachines) {
+  EXPECT_EQ(*ArchFromElfMachine(EM_X86_64, ELFCLASS64), Arch::kX86_64);
+  EXPECT_EQ(*ArchFromElfMachine(EM_X86_64, ELFCLASS32), Arch::kX86_64);  // x32
+  EXPECT_EQ(*ArchFromElfMachine(EM_386, ELFCLASS32), Arch::kX86);
+  EXPECT_EQ(*ArchFromElfMachine(EM_AARCH64, ELFCLASS64), Arch::kAArch64);
+}
+
+TEST(ArchFromElfMachineTest, OthersAreUnimplemented) {
+  EXPECT_TRUE(absl::IsUnimplemented(
+      ArchFromElfMachine(EM_ARM, ELFCLASS32).status()));
+  EXPECT_TRUE(absl::IsUnimplemented(
+      ArchFromElfMachine(EM_386, ELFCLASS64).status()));
+  EXPECT_TRUE(absl::IsUnimplemented(
+      ArchFromElfMachine(EM_AARCH64, ELFCLASS32).status()));
+  EXPECT_TRUE(absl::IsUnimplemented(ArchFromElfMachine(0, 0).status()));
+}
+
+TEST(ArchInfoTest, EveryArchIsConsistent) {
+  for (Arch a : {Arch::kX86_64, Arch::kX86, Arch::kAArch64}) {
+    const ArchInfo& info = GetArchInfo(a);
+    EXPECT_EQ(info.arch, a);
+    EXPECT_LE(info.num_regs, kMaxRegisters);
+    EXPECT_LT(info.sp, info.num_regs);
+    EXPECT_LT(info.pc, info.num_regs);
+    EXPECT_LT(info.ra, info.num_regs);
+    EXPECT_FALSE(RegisterName(a, info.sp).empty());
+    EXPECT_FALSE(RegisterName(a, info.fp).empty());
+    EXPECT_EQ(RegisterName(a, info.num_regs), "");
+    EXPECT_EQ(RegisterName(a, -1), "");
+  }
+  EXPECT_EQ(GetArchInfo(Arch::kX86).elf_machine, EM_386);
+  EXPECT_EQ(GetArchInfo(Arch::kAArch64).elf_machine, EM_AARCH64);
+}
+
+TEST(RegisterSetTest, MaskFollowsAddressSize) {
+  RegisterSet x86(Arch::kX86);
+  x86.set_pc(0xffffffff12345678);
+  EXPECT_EQ(x86.pc(), 0x12345678u);
+  RegisterSet a64(Arch::kAArch64);
+  a64.set_pc(0xff12345678);
+  EXPECT_EQ(a64.pc(), 0xff12345678u);
+  EXPECT_EQ(a64.Get(32), 0xff12345678u);  // the PC slot
+}
+
+TEST(FramePointerRuleTest, PerArchRecords) {
+  const FramePointerRule& x64 = GetFramePointerRule(Arch::kX86_64);
+  EXPECT_EQ(x64.fp, GetArchInfo(Arch::kX86_64).fp);
+  EXPECT_EQ(x64.ra_offset, 8);
+  EXPECT_EQ(x64.caller_sp_offset, 16);
+  const FramePointerRule& x86 = GetFramePointerRule(Arch::kX86);
+  EXPECT_EQ(x86.fp, 5);  // ebp
+  EXPECT_EQ(x86.saved_fp_offset, 0);
+  EXPECT_EQ(x86.ra_offset, 4);
+  EXPECT_EQ(x86.caller_sp_offset, 8);
+  EXPECT_EQ(x86.leaf_ra_register, -1);
+  const FramePointerRule& a64 = GetFramePointerRule(Arch::kAArch64);
+  EXPECT_EQ(a64.fp, 29);
+  EXPECT_EQ(a64.ra_offset, 8);
+  EXPECT_EQ(a64.leaf_ra_register, 30);
+}
+
+}  // namespace
+}  // namespace unwindd::arch

@@ -1,0 +1,37 @@
+// Kernel signal frames for any target architecture: recognising the
+// sigreturn trampoline by its code bytes and restoring the interrupted
+// registers from the frame the kernel pushed. The step loop calls these
+// without knowing the arch; each arch's layout is in arch/<arch>/
+// signal_frame.h.
+//
+//   if (IsSigreturnTrampoline(regs.arch(), mem, regs.pc())) {
+//     absl::StatusOr<RegisterSet> caller = RestoreFromSigframe(mem, regs);
+//   }
+//
+// The restored PC is the exact interrupted PC (not a return address).
+// Addresses are in the target's address space.
+#ifndef UNWINDD_ARCH_SIGNAL_FRAME_H_
+#define UNWINDD_ARCH_SIGNAL_FRAME_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "arch/arch.h"
+#include "arch/register_set.h"
+#include "memory/memory.h"
+
+namespace unwindd::arch {
+
+// True if `pc` is in `arch`'s sigreturn trampoline (any of them, at any of
+// its instructions).
+bool IsSigreturnTrampoline(Arch arch, memory::Memory& memory, uint64_t pc);
+
+// `regs` are the registers at the trampoline (regs.arch() says which
+// layout). NotFound if regs.pc() is not a trampoline; OutOfRange if the
+// signal frame is unreadable.
+absl::StatusOr<RegisterSet> RestoreFromSigframe(memory::Memory& memory,
+                                                const RegisterSet& regs);
+
+}  // namespace unwindd::arch
+
+#endif  // UNWINDD_ARCH_SIGNAL_FRAME_H_
