@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "arch/x86_64/regs.h"
+#include "arch/regset.h"
 #include "memory/scoped_fd.h"
 #include "proc/procfs.h"
 
@@ -29,14 +29,18 @@ absl::StatusOr<arch::Arch> ArchFromElfHeader(absl::Span<const uint8_t> h,
   // e_machine is in the file's byte order.
   const uint16_t machine =
       h[EI_DATA] == ELFDATA2MSB ? (h[18] << 8) | h[19] : h[18] | (h[19] << 8);
-  switch (machine) {
-    case EM_X86_64:  // also x32, whose threads have the 64-bit regset
-      return arch::Arch::kX86_64;
-    default:
-      return absl::UnimplementedError(absl::StrFormat(
-          "architecture of process %d (ELF e_machine %d) is not supported yet",
-          pid, machine));
+  // Only little-endian targets exist among those we support.
+  absl::StatusOr<arch::Arch> a =
+      h[EI_DATA] == ELFDATA2LSB
+          ? arch::ArchFromElfMachine(machine, h[EI_CLASS])
+          : absl::UnimplementedError("big-endian");
+  if (!a.ok()) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "architecture of process %d (ELF e_machine %d, class %d) is not "
+        "supported",
+        pid, machine, h[EI_CLASS]));
   }
+  return *a;
 }
 
 absl::StatusOr<arch::Arch> DetectArch(pid_t pid, pid_t tid) {
@@ -56,14 +60,10 @@ absl::StatusOr<arch::Arch> DetectArch(pid_t pid, pid_t tid) {
 
 absl::StatusOr<arch::RegisterSet> RegistersFromPrstatus(
     arch::Arch a, absl::Span<const uint8_t> bytes) {
-  switch (a) {
-    case arch::Arch::kX86_64:
-      return arch::x86_64::RegistersFromUserRegs(bytes);
-    default:
-      return absl::UnimplementedError(absl::StrCat("registers of ",
-                                                   arch::GetArchInfo(a).name,
-                                                   " are not supported yet"));
-  }
+  // The kernel hands out the regset of the thread's own view (the i386 one
+  // for a compat thread, whichever process asks), so its size has the last
+  // word on x86.
+  return arch::RegistersFromPrStatus(arch::RegsetArch(a, bytes.size()), bytes);
 }
 
 }  // namespace unwindd::proc

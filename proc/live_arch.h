@@ -1,7 +1,7 @@
 // Which architecture a live process is, and how its ptrace NT_PRSTATUS
-// regset becomes a RegisterSet. The one place that decides which
-// architectures live targets support (x86_64 for now; x86 and aarch64 come
-// later), so adding one touches only this file and arch/.
+// regset becomes a RegisterSet: x86_64, i386 (a 32-bit process traced by
+// this 64-bit one) and aarch64. Decided from the target, never the host: the
+// executable's e_machine and class, then each thread's regset size.
 //
 //   absl::StatusOr<arch::Arch> a = DetectArch(pid, tid);
 //   absl::StatusOr<arch::RegisterSet> r = RegistersFromPrstatus(*a, bytes);
@@ -20,7 +20,8 @@
 namespace unwindd::proc {
 
 // From the first bytes of an ELF file (e_ident, e_type, e_machine: at least
-// 20). DataLoss if not ELF, Unimplemented for unsupported machines; `pid`
+// 20): EM_X86_64 -> kX86_64, EM_386 (ELFCLASS32) -> kX86, EM_AARCH64 ->
+// kAArch64. DataLoss if not ELF, Unimplemented for other machines; `pid`
 // only names the process in messages.
 absl::StatusOr<arch::Arch> ArchFromElfHeader(absl::Span<const uint8_t> header,
                                              pid_t pid);
@@ -29,7 +30,9 @@ absl::StatusOr<arch::Arch> ArchFromElfHeader(absl::Span<const uint8_t> header,
 absl::StatusOr<arch::Arch> DetectArch(pid_t pid, pid_t tid);
 
 // PTRACE_GETREGSET NT_PRSTATUS bytes -> registers, for an arch DetectArch
-// accepted.
+// accepted. On x86 the regset's size picks i386 or x86_64 (the kernel gives
+// a compat thread the 68-byte i386 regset), so RegisterSet::arch() may
+// differ from `arch`.
 absl::StatusOr<arch::RegisterSet> RegistersFromPrstatus(
     arch::Arch arch, absl::Span<const uint8_t> bytes);
 

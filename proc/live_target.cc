@@ -25,6 +25,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -33,6 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "arch/aarch64/pac.h"
 #include "memory/factories.h"
 #include "proc/live_arch.h"
 #include "proc/maps.h"
@@ -64,6 +66,22 @@ absl::Status AttachDenied(pid_t pid, pid_t tid) {
 
 void* Arg(uintptr_t v) { return reinterpret_cast<void*>(v); }
 
+// aarch64: which bits of a code address hold its PAC, from the
+// NT_ARM_PAC_MASK regset of a stopped thread. Kernels or CPUs without
+// pointer authentication refuse the regset (EINVAL): nothing to report then.
+std::optional<arch::PacMask> ReadPacMask(pid_t tid) {
+  alignas(8) std::array<uint8_t, arch::aarch64::kUserPacMaskSize> buf{};
+  iovec iov = {buf.data(), buf.size()};
+  if (ptrace(PTRACE_GETREGSET, tid, Arg(arch::aarch64::kNtArmPacMask), &iov) !=
+      0) {
+    return std::nullopt;
+  }
+  absl::StatusOr<arch::PacMask> mask = arch::aarch64::PacMaskFromUserPacMask(
+      absl::MakeConstSpan(buf.data(), iov.iov_len));
+  if (!mask.ok()) return std::nullopt;
+  return *mask;
+}
+
 struct ThreadState {
   bool interrupted = false;  // PTRACE_INTERRUPT sent, stop not yet reaped
   bool stopped = false;      // waitpid reported its ptrace-stop
@@ -89,6 +107,7 @@ class LiveTarget final : public Target {
   memory::Memory& memory() override { return *memory_; }
   const std::vector<Mapping>& mappings() const override { return mappings_; }
   std::vector<std::string> FileCandidates(const Mapping& m) const override;
+  std::optional<arch::PacMask> pac_mask() const override { return pac_mask_; }
 
  private:
   // Seizes and interrupts `tid`; a thread that has already exited is
@@ -111,6 +130,7 @@ class LiveTarget final : public Target {
   std::map<pid_t, ThreadState> threads_;  // every thread we seized
   std::unique_ptr<memory::Memory> memory_;
   std::vector<Mapping> mappings_;
+  std::optional<arch::PacMask> pac_mask_;
 };
 
 absl::Status LiveTarget::Attach(absl::Span<const pid_t> tids) {
@@ -209,6 +229,7 @@ absl::Status LiveTarget::Attach(absl::Span<const pid_t> tids) {
         "process %d is a kernel thread (it has no mappings)", pid_));
   }
   mappings_ = *std::move(maps);
+  if (arch_ == arch::Arch::kAArch64) pac_mask_ = ReadPacMask(mm_tid_);
   // Probed now that we are the tracer, so PTRACE_PEEKDATA can qualify.
   memory_ = memory::CreateCachedMemory(memory::CreateProcessMemory(mm_tid_));
   return absl::OkStatus();

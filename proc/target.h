@@ -11,11 +11,13 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "arch/arch.h"
+#include "arch/pac_mask.h"
 #include "arch/register_set.h"
 #include "memory/memory.h"
 #include "proc/maps.h"
@@ -41,6 +43,10 @@ class Target {
   // mapping (e.g. the path itself, /proc/PID/map_files/START-END,
   // /proc/PID/root/PATH). Empty for anonymous and special mappings.
   virtual std::vector<std::string> FileCandidates(const Mapping& m) const = 0;
+  // aarch64 pointer-authentication masks (NT_ARM_PAC_MASK from ptrace or the
+  // core), if the target reported them; arch/pac.h falls back to the
+  // address-space size otherwise.
+  virtual std::optional<arch::PacMask> pac_mask() const { return std::nullopt; }
 };
 
 }  // namespace unwindd::proc

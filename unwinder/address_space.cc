@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "arch/pac.h"
 
 namespace unwindd::unwinder {
 namespace {
@@ -20,7 +21,10 @@ bool SameFile(const proc::Mapping& a, const proc::Mapping& b) {
 }  // namespace
 
 AddressSpace::AddressSpace(proc::Target& target, ModuleCache& cache)
-    : target_(target), cache_(cache) {
+    : target_(target),
+      cache_(cache),
+      code_address_mask_(
+          arch::CodeAddressMask(target.arch(), target.pac_mask())) {
   for (const proc::Mapping& m : target.mappings()) {
     bool vdso = m.path == "[vdso]";
     if (!m.IsFileBacked() && !vdso) continue;

@@ -44,6 +44,9 @@ class AddressSpace {
     return m == nullptr ? -1 : static_cast<int>(m - modules_.data());
   }
   const std::vector<MappedModule>& modules() const { return modules_; }
+  // The non-address bits of the target's code addresses (aarch64 PAC; 0 on
+  // x86), for arch::StripCodeAddress.
+  uint64_t code_address_mask() const { return code_address_mask_; }
 
  private:
   void Open(MappedModule& m);
@@ -51,6 +54,7 @@ class AddressSpace {
   proc::Target& target_;
   ModuleCache& cache_;
   std::vector<MappedModule> modules_;  // sorted by start
+  uint64_t code_address_mask_ = 0;
 };
 
 }  // namespace unwindd::unwinder

@@ -5,7 +5,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
-#include "arch/x86_64/signal_frame.h"
+#include "arch/pac.h"
+#include "arch/signal_frame.h"
 #include "unwinder/cfi/apply.h"
 
 namespace unwindd::unwinder {
@@ -35,15 +36,17 @@ StopReason StopForError(const absl::Status& s) {
   return StopReason::kBadUnwindInfo;
 }
 
-// Without CFI for it, the kernel's rt_sigreturn trampoline is recognised by
-// its code bytes, and the interrupted registers read from the ucontext.
+// The kernel's sigreturn trampoline of the target's arch, recognised by its
+// code bytes, and the interrupted registers read from the signal frame. Tried
+// before CFI, as gdb's tramp-frame sniffers are: the trampoline may have no
+// CFI (qemu-user's, musl's), or CFI that skips the interrupted PC (the
+// aarch64 vDSO's restores only the frame record x29/x30).
 Step SignalTrampolineStep(memory::Memory& memory, const arch::RegisterSet& regs) {
-  if (regs.arch() != arch::Arch::kX86_64 ||
-      !arch::x86_64::IsSigreturnTrampoline(memory, regs.pc())) {
+  if (!arch::IsSigreturnTrampoline(regs.arch(), memory, regs.pc())) {
     return Stop(StopReason::kNoUnwindInfo, "");
   }
   absl::StatusOr<arch::RegisterSet> caller =
-      arch::x86_64::RestoreFromSigframe(memory, regs.sp());
+      arch::RestoreFromSigframe(memory, regs);
   if (!caller.ok()) return Stop(StopReason::kMemoryError, caller.status().ToString());
   Step s;
   s.ok = true;
@@ -55,9 +58,8 @@ Step SignalTrampolineStep(memory::Memory& memory, const arch::RegisterSet& regs)
 
 Step StepOnce(MappedModule* mm, uint64_t lookup_pc, memory::Memory& memory,
               const arch::RegisterSet& regs) {
+  if (Step s = SignalTrampolineStep(memory, regs); s.ok) return s;
   if (mm == nullptr || mm->module == nullptr) {
-    Step s = SignalTrampolineStep(memory, regs);
-    if (s.ok) return s;
     if (mm == nullptr) {
       return Stop(StopReason::kNoUnwindInfo,
                   absl::StrFormat("no module maps 0x%x", lookup_pc));
@@ -66,8 +68,6 @@ Step StepOnce(MappedModule* mm, uint64_t lookup_pc, memory::Memory& memory,
   }
   absl::StatusOr<ModuleRow> row = mm->module->FindRow(lookup_pc - mm->load_bias);
   if (!row.ok()) {
-    Step s = SignalTrampolineStep(memory, regs);
-    if (s.ok) return s;
     return Stop(StopForError(row.status()), row.status().ToString());
   }
   absl::StatusOr<ApplyResult> applied =
@@ -118,7 +118,14 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
       out.stop_detail = std::move(step.detail);
       return out;
     }
-    const arch::RegisterSet& caller = step.caller;
+    arch::RegisterSet& caller = step.caller;
+    // aarch64: a return address saved after paciasp carries a PAC (Row::
+    // ra_signed); strip every recovered PC, as gdb does, so no signed
+    // address reaches the output or the next lookup.
+    if (caller.Valid(caller.info().pc)) {
+      caller.set_pc(arch::StripCodeAddress(caller.arch(), caller.pc(),
+                                           space.code_address_mask()));
+    }
     if (!caller.Valid(caller.info().pc) || caller.pc() == 0) {
       // A zero return address ends the chain (what glibc's thread start
       // routines leave behind, and where eu-stack and gdb stop too).
