@@ -5,7 +5,7 @@ set -eu
 PACKAGES="bazel-bootstrap g++ libelf-dev libdw-dev elfutils libabsl-dev \
 libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc \
 libgtest-dev libgmock-dev libbenchmark-dev liblzma-dev libzstd-dev \
-liblz4-dev zstd lz4 xz-utils gdb"
+liblz4-dev zstd lz4 xz-utils libunwind-dev gdb"
 missing=""
 for p in $PACKAGES; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
