@@ -11,6 +11,23 @@
 #include "unwinder/module_cache.h"
 #include "unwinder/unwinder.h"
 
+namespace {
+
+// The process memory is opened once per attach (as in a request); each
+// unwind gets its own page cache in front of it.
+class Borrowed : public unwindd::memory::Memory {
+ public:
+  explicit Borrowed(unwindd::memory::Memory& inner) : inner_(inner) {}
+  size_t Read(uint64_t addr, absl::Span<uint8_t> dst) override {
+    return inner_.Read(addr, dst);
+  }
+
+ private:
+  unwindd::memory::Memory& inner_;
+};
+
+}  // namespace
+
 int main(int argc, char** argv) {
   unwindd::bench::DriverArgs a = unwindd::bench::ParseDriverArgs(argc, argv);
   pid_t tids[] = {a.tid};
@@ -24,13 +41,15 @@ int main(int argc, char** argv) {
   unwindd::unwinder::AddressSpace space(**target, cache);
   unwindd::unwinder::UnwindOptions options;
   options.max_frames = 4096;
+  std::unique_ptr<unwindd::memory::Memory> process =
+      unwindd::memory::CreateProcessMemory(a.pid);
   std::vector<uint64_t> pcs;
   uint64_t start = unwindd::bench::NowNs();
   for (int i = 0; i < a.iterations; ++i) {
     absl::StatusOr<unwindd::arch::RegisterSet> regs = (*target)->InitialRegisters(a.tid);
     if (!regs.ok()) return 1;
     std::unique_ptr<unwindd::memory::Memory> memory =
-        unwindd::memory::CreateCachedMemory(unwindd::memory::CreateProcessMemory(a.pid));
+        unwindd::memory::CreateCachedMemory(std::make_unique<Borrowed>(*process));
     unwindd::unwinder::ThreadStack stack =
         unwindd::unwinder::UnwindRegisters(space, *memory, *regs, options);
     pcs.clear();
