@@ -22,23 +22,66 @@ std::shared_ptr<Module> ModuleCache::Lookup(const std::string& key) {
   return it->second.module;
 }
 
-void ModuleCache::Insert(const std::string& key, std::shared_ptr<Module> module) {
+void ModuleCache::Evict(absl::flat_hash_map<std::string, Entry>::iterator it) {
+  // Another key may hold the same module (one image, two files): then the
+  // module stays, its bytes stay counted, and its build-id points there.
+  const std::string* other = nullptr;
+  for (const auto& [key, e] : entries_) {
+    if (key != it->first && e.module == it->second.module) other = &key;
+  }
+  auto b = by_build_id_.find(it->second.module->build_id());
+  if (b != by_build_id_.end() && b->second == it->first) {
+    if (other != nullptr) {
+      b->second = *other;
+    } else {
+      by_build_id_.erase(b);
+    }
+  }
+  if (other == nullptr) stats_.bytes -= it->second.module->image_size();
+  entries_.erase(it);
+  ++stats_.evictions;
+  stats_.modules = entries_.size();
+}
+
+std::shared_ptr<Module> ModuleCache::Insert(const std::string& key,
+                                            std::shared_ptr<Module> module) {
+  if (!module->build_id().empty()) {
+    auto b = by_build_id_.find(module->build_id());
+    if (b != by_build_id_.end()) {
+      auto existing = entries_.find(b->second);
+      if (existing != entries_.end()) {
+        std::shared_ptr<Module> same = existing->second.module;
+        existing->second.last_use = ++tick_;
+        entries_[key] = Entry{same, tick_};
+        stats_.modules = entries_.size();
+        return same;
+      }
+    }
+  }
   uint64_t size = module->image_size();
-  // Evict least recently used entries until the new one fits. A module
-  // larger than the whole budget is still returned, just not kept.
+  // A module larger than the whole budget is still returned, just not kept
+  // (and pushes nothing out).
+  if (size > max_bytes_) return module;
+  // Evict least recently used entries until the new one fits.
   while (!entries_.empty() && stats_.bytes + size > max_bytes_) {
     auto oldest = entries_.begin();
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
       if (it->second.last_use < oldest->second.last_use) oldest = it;
     }
-    stats_.bytes -= oldest->second.module->image_size();
-    entries_.erase(oldest);
-    ++stats_.evictions;
+    Evict(oldest);
   }
-  if (size > max_bytes_) return;
   stats_.bytes += size;
-  entries_[key] = Entry{std::move(module), ++tick_};
+  if (!module->build_id().empty()) by_build_id_[module->build_id()] = key;
+  entries_[key] = Entry{module, ++tick_};
   stats_.modules = entries_.size();
+  return module;
+}
+
+std::shared_ptr<Module> ModuleCache::FindByBuildId(const std::string& build_id) {
+  absl::MutexLock lock(&mu_);
+  auto b = by_build_id_.find(build_id);
+  if (b == by_build_id_.end()) return nullptr;
+  return Lookup(b->second);
 }
 
 absl::StatusOr<std::shared_ptr<Module>> ModuleCache::GetFile(const std::string& path) {
@@ -59,8 +102,7 @@ absl::StatusOr<std::shared_ptr<Module>> ModuleCache::GetFile(const std::string& 
   absl::StatusOr<std::shared_ptr<Module>> m = Module::OpenFile(path);
   if (!m.ok()) return m;
   absl::MutexLock lock(&mu_);
-  Insert(key, *m);
-  return m;
+  return Insert(key, *std::move(m));
 }
 
 absl::StatusOr<std::shared_ptr<Module>> ModuleCache::GetImage(
@@ -77,8 +119,7 @@ absl::StatusOr<std::shared_ptr<Module>> ModuleCache::GetImage(
       Module::FromImage(std::move(image), std::move(name));
   if (!m.ok()) return m;
   absl::MutexLock lock(&mu_);
-  Insert(key, *m);
-  return m;
+  return Insert(key, *std::move(m));
 }
 
 ModuleCache::Stats ModuleCache::stats() const {

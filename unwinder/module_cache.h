@@ -1,7 +1,9 @@
 // Modules opened once and shared by every target and request: files keyed by
 // their identity on disk (device, inode, size, mtime — the same file reached
 // through /proc/PID/map_files or /proc/PID/root is one entry), in-memory
-// images (the vDSO) by build-id or content. Bounded by a byte budget (file
+// images (the vDSO) by content, and both by build-id: a file that is another
+// copy of an image already cached (a container's library, a moved binary)
+// shares that module and its warm row cache. Bounded by a byte budget (file
 // image sizes), least recently used evicted first; evicted modules stay alive
 // for whoever still holds them.
 //
@@ -40,6 +42,9 @@ class ModuleCache {
   };
   Stats stats() const;
 
+  // The cached module with this build-id (lowercase hex), or nullptr.
+  std::shared_ptr<Module> FindByBuildId(const std::string& build_id);
+
  private:
   struct Entry {
     std::shared_ptr<Module> module;
@@ -47,12 +52,19 @@ class ModuleCache {
   };
   std::shared_ptr<Module> Lookup(const std::string& key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Insert(const std::string& key, std::shared_ptr<Module> module)
+  // Caches `module` under `key`, unless a module with the same build-id is
+  // cached already: then that one is cached under `key` too and returned.
+  std::shared_ptr<Module> Insert(const std::string& key,
+                                 std::shared_ptr<Module> module)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Evict(absl::flat_hash_map<std::string, Entry>::iterator it)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const uint64_t max_bytes_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  // build-id -> the key of an entry holding that module.
+  absl::flat_hash_map<std::string, std::string> by_build_id_ ABSL_GUARDED_BY(mu_);
   uint64_t tick_ ABSL_GUARDED_BY(mu_) = 0;
   Stats stats_ ABSL_GUARDED_BY(mu_);
 };

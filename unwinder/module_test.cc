@@ -2,6 +2,7 @@
 
 #include <link.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -144,6 +145,51 @@ TEST(ModuleCacheTest, SharesAndEvicts) {
   ASSERT_TRUE(c.ok());  // still usable, just not kept
   EXPECT_EQ(tiny.stats().modules, 0u);
   EXPECT_EQ(tiny.stats().bytes, 0u);
+}
+
+// A copy of a cached file (another inode, the same build-id) is the same
+// module: its rows are shared.
+TEST(ModuleCacheTest, CopiesShareOneModuleByBuildId) {
+  std::string copy = ::testing::TempDir() + "/module_test_copy";
+  {
+    std::ifstream in(SelfExe(), std::ios::binary);
+    std::ofstream out(copy, std::ios::binary | std::ios::trunc);
+    out << in.rdbuf();
+  }
+  ModuleCache cache;
+  absl::StatusOr<std::shared_ptr<Module>> a = cache.GetFile(SelfExe());
+  absl::StatusOr<std::shared_ptr<Module>> b = cache.GetFile(copy);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->get(), b->get());
+  EXPECT_EQ(cache.FindByBuildId((*a)->build_id()).get(), a->get());
+  EXPECT_EQ(cache.FindByBuildId("00"), nullptr);
+  EXPECT_EQ(cache.stats().bytes, (*a)->image_size());  // counted once
+}
+
+TEST(ModuleCacheTest, EvictionKeepsModulesOthersStillReference) {
+  std::string copy = ::testing::TempDir() + "/module_test_copy2";
+  {
+    std::ifstream in(SelfExe(), std::ios::binary);
+    std::ofstream out(copy, std::ios::binary | std::ios::trunc);
+    out << in.rdbuf();
+  }
+  const std::string libc_path = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+  ModuleCache probe;
+  uint64_t size = (*probe.GetFile(SelfExe()))->image_size();
+  uint64_t libc_size = (*probe.GetFile(libc_path))->image_size();
+  // Room for either image but not both.
+  ModuleCache cache(std::max(size, libc_size) + std::min(size, libc_size) / 2);
+  ASSERT_TRUE(cache.GetFile(SelfExe()).ok());
+  ASSERT_TRUE(cache.GetFile(copy).ok());
+  EXPECT_EQ(cache.stats().modules, 2u);
+  EXPECT_EQ(cache.stats().bytes, size);
+  absl::StatusOr<std::shared_ptr<Module>> libc = cache.GetFile(libc_path);
+  ASSERT_TRUE(libc.ok());
+  // Both keys of the first image had to go before its bytes came back.
+  EXPECT_EQ(cache.stats().bytes, libc_size);
+  EXPECT_EQ(cache.stats().modules, 1u);
+  EXPECT_EQ(cache.FindByBuildId((*probe.GetFile(SelfExe()))->build_id()), nullptr);
+  EXPECT_EQ(cache.stats().evictions, 2u);
 }
 
 }  // namespace
