@@ -3,6 +3,12 @@
 // .eh_frame pages; every inner Read of a live process is a syscall, so we
 // fetch each 4 KiB page once and serve the rest from here.
 //
+// Misses read ahead: an unwind walks up the stack, page after page, so a miss
+// right where the previous read-ahead ended doubles the next one (2 pages
+// up to 32), and a deep stack costs a handful of syscalls, not one per page.
+// Random misses (code bytes, .eh_frame of a module read from memory) stay
+// small.
+//
 // Valid only while the inner memory does not change (a stopped target, a
 // core, a snapshot): nothing is ever invalidated.
 #include <algorithm>
@@ -26,6 +32,8 @@ namespace {
 // size only means a readable region may end inside one of our pages, which
 // partial pages handle.
 constexpr uint64_t kPageSize = 4096;
+constexpr uint64_t kMinReadAheadPages = 2;
+constexpr uint64_t kMaxReadAheadPages = 32;
 
 class CachedMemory final : public Memory {
  public:
@@ -60,20 +68,33 @@ class CachedMemory final : public Memory {
   }
 
  private:
-  // The cached readable prefix of `page` (possibly empty), read with one
-  // inner Read on first use.
+  // The cached readable prefix of `page` (possibly empty), read on first use
+  // together with the pages after it (see read-ahead above).
   const std::vector<uint8_t>& PageLocked(uint64_t page)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     auto it = pages_.find(page);
     if (it != pages_.end()) return it->second;
     // Bounded memory: dropping everything is simpler than LRU and fine for
     // one unwind request, whose working set is small.
-    if (pages_.size() >= max_pages_) pages_.clear();
-    std::vector<uint8_t> bytes(kPageSize);
-    size_t n = inner_->Read(page, absl::MakeSpan(bytes));
-    bytes.resize(std::min<size_t>(n, kPageSize));
-    bytes.shrink_to_fit();
-    return pages_.emplace(page, std::move(bytes)).first->second;
+    read_ahead_ = page == next_sequential_
+                      ? std::min(read_ahead_ * 2, kMaxReadAheadPages)
+                      : kMinReadAheadPages;
+    // Never past the top of the address space, never beyond the budget.
+    uint64_t pages = std::min<uint64_t>(read_ahead_, max_pages_);
+    pages = std::min<uint64_t>(pages, (~uint64_t{0} - page) / kPageSize + 1);
+    if (pages_.size() + pages > max_pages_) pages_.clear();
+    buffer_.resize(pages * kPageSize);
+    size_t n = inner_->Read(page, absl::MakeSpan(buffer_));
+    next_sequential_ = page + pages * kPageSize;
+    for (uint64_t i = 0; i < pages; ++i) {
+      uint64_t start = i * kPageSize;
+      if (i > 0 && start >= n) break;  // past the readable region
+      uint64_t len = n > start ? std::min<uint64_t>(n - start, kPageSize) : 0;
+      std::vector<uint8_t> bytes(buffer_.begin() + start, buffer_.begin() + start + len);
+      pages_.try_emplace(page + start, std::move(bytes));
+      if (len < kPageSize) break;
+    }
+    return pages_.find(page)->second;
   }
 
   const std::unique_ptr<Memory> inner_;
@@ -81,6 +102,9 @@ class CachedMemory final : public Memory {
   absl::Mutex mu_;
   absl::flat_hash_map<uint64_t, std::vector<uint8_t>> pages_
       ABSL_GUARDED_BY(mu_);
+  std::vector<uint8_t> buffer_ ABSL_GUARDED_BY(mu_);
+  uint64_t read_ahead_ ABSL_GUARDED_BY(mu_) = kMinReadAheadPages;
+  uint64_t next_sequential_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace

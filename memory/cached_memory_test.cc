@@ -57,28 +57,50 @@ struct Fixture {
   std::unique_ptr<Memory> cached;
 };
 
-TEST(CachedMemoryTest, OneInnerReadPerPage) {
+TEST(CachedMemoryTest, OneInnerReadServesThePagesReadAhead) {
   Fixture f;
   uint8_t out[8];
   ASSERT_EQ(f.cached->Read(kBase + 0x10, absl::MakeSpan(out)), 8u);
   EXPECT_EQ(*f.calls, 1);
-  EXPECT_EQ(f.reads->back(), std::make_pair(kBase, size_t{4096}));
+  // A first miss reads two pages.
+  EXPECT_EQ(f.reads->back(), std::make_pair(kBase, size_t{8192}));
   ASSERT_EQ(f.cached->Read(kBase + 0x20, absl::MakeSpan(out)), 8u);
-  ASSERT_EQ(f.cached->Read(kBase + 0xff8, absl::MakeSpan(out)), 8u);
+  ASSERT_EQ(f.cached->Read(kBase + 0x1ff8, absl::MakeSpan(out)), 8u);
   EXPECT_EQ(*f.calls, 1);
-  EXPECT_EQ(out[0], f.bytes[0xff8]);
+  EXPECT_EQ(out[0], f.bytes[0x1ff8]);
 }
 
 TEST(CachedMemoryTest, ReadSpanningPages) {
   Fixture f;
   uint8_t out[16];
   ASSERT_EQ(f.cached->Read(kBase + 0xff8, absl::MakeSpan(out)), 16u);
-  EXPECT_EQ(*f.calls, 2);
+  EXPECT_EQ(*f.calls, 1);
   for (size_t i = 0; i < 16; ++i) EXPECT_EQ(out[i], f.bytes[0xff8 + i]);
   std::vector<uint8_t> all(kSize);
   ASSERT_EQ(f.cached->Read(kBase, absl::MakeSpan(all)), kSize);
   EXPECT_EQ(all, f.bytes);
-  EXPECT_EQ(*f.calls, 4);
+  // Pages 2 and 3 came in one sequential read-ahead.
+  EXPECT_EQ(*f.calls, 2);
+}
+
+// Walking up a stack page by page doubles the read-ahead each time, up to
+// 32 pages, so a deep stack costs a few reads; a jump elsewhere starts over.
+TEST(CachedMemoryTest, SequentialMissesDoubleTheReadAhead) {
+  std::vector<uint8_t> big(256 * 4096, 7);
+  auto counting = std::make_unique<CountingMemory>(kBase, big);
+  auto reads = counting->reads();
+  std::unique_ptr<Memory> cached = CreateCachedMemory(std::move(counting), 1024);
+  uint8_t out[8];
+  for (uint64_t a = kBase; a < kBase + big.size(); a += 512) {
+    ASSERT_EQ(cached->Read(a, absl::MakeSpan(out)), 8u);
+  }
+  std::vector<size_t> sizes;
+  for (const auto& [addr, size] : *reads) sizes.push_back(size / 4096);
+  EXPECT_EQ(sizes, (std::vector<size_t>{2, 4, 8, 16, 32, 32, 32, 32, 32, 32, 32, 32}));
+  size_t before = reads->size();
+  ASSERT_EQ(cached->Read(0x1000, absl::MakeSpan(out)), 0u);
+  ASSERT_GT(reads->size(), before);
+  EXPECT_EQ((*reads)[before], std::make_pair(uint64_t{0x1000}, size_t{8192}));
 }
 
 TEST(CachedMemoryTest, PartialLastPageIsKeptPartial) {
@@ -121,12 +143,12 @@ TEST(CachedMemoryTest, BoundedNumberOfPages) {
   for (int page : {0, 1}) {
     ASSERT_EQ(f.cached->Read(kBase + page * 4096, absl::MakeSpan(out)), 8u);
   }
-  EXPECT_EQ(*f.calls, 2);
+  EXPECT_EQ(*f.calls, 1);
   ASSERT_EQ(f.cached->Read(kBase + 2 * 4096, absl::MakeSpan(out)), 8u);
-  EXPECT_EQ(*f.calls, 3);
+  EXPECT_EQ(*f.calls, 2);
   // The cache was emptied to make room, so page 0 is read again.
   ASSERT_EQ(f.cached->Read(kBase, absl::MakeSpan(out)), 8u);
-  EXPECT_EQ(*f.calls, 4);
+  EXPECT_EQ(*f.calls, 3);
 }
 
 TEST(CachedMemoryTest, RandomReadsMatchTheInnerMemory) {
