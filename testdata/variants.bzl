@@ -15,6 +15,10 @@ A variant name is "<opt>_<fp>_<pie>[_debugframe]", e.g. "O2_nofp_pie":
        Without -g as well there would be no CFI at all, and then the tools
        disagree (gdb's prologue analyzer gets lost in -O2 code where
        eu-stack follows rbp), so there is no "no CFI" variant.
+  m32 (optional, last): -m32, a 32-bit i386 program that our 64-bit
+       `unwind` must unwind (Debian's gcc-12-multilib; C programs only:
+       without the gcc-multilib metapackage, which conflicts with the
+       aarch64 cross compiler, C++ headers miss <asm/errno.h> under -m32).
 The target is named "<name>_<variant>", and the macro returns the labels it
 created so BUILD files can hand them to tests as data.
 """
@@ -38,12 +42,20 @@ _PIE = {
 
 _EXTRA = {
     "debugframe": ["-fno-asynchronous-unwind-tables", "-fno-unwind-tables"],
+    "m32": ["-m32"],
+}
+
+_EXTRA_LINKOPTS = {
+    "m32": ["-m32"],
 }
 
 def _split(variant):
     parts = variant.split("_")
-    if len(parts) not in (3, 4):
+    if len(parts) < 3 or len(parts) > 5:
         fail("bad variant name %r" % variant)
+    for e in parts[3:]:
+        if e not in _EXTRA:
+            fail("bad variant name %r: unknown %r" % (variant, e))
     return parts[0], parts[1], parts[2], parts[3:]
 
 def variant_copts(variant):
@@ -56,8 +68,11 @@ def variant_copts(variant):
 
 def variant_linkopts(variant):
     """Linker flags for a variant name such as "O2_nofp_pie"."""
-    _, _, pie, _ = _split(variant)
-    return ["-pthread"] + _PIE[pie][1]
+    _, _, pie, extra = _split(variant)
+    linkopts = ["-pthread"] + _PIE[pie][1]
+    for e in extra:
+        linkopts += _EXTRA_LINKOPTS.get(e, [])
+    return linkopts
 
 # fastbuild links with -Wl,-S (--strip=sometimes), which throws away the -g
 # output: the DWARF that helps when debugging a fixture with gdb, and the

@@ -197,6 +197,27 @@ absl::StatusOr<UnwindOutput> ParseUnwindJson(absl::string_view text) {
   return out;
 }
 
+ThreadFrames ApplyI386EuStackRule(const ThreadFrames& full,
+                                  const ThreadFrames& eu_stack,
+                                  const SymbolNames& names, int* cut) {
+  ThreadFrames out = full;
+  int n = 0;
+  for (auto& [tid, pcs] : out) {
+    auto eu = eu_stack.find(tid);
+    if (eu == eu_stack.end() || eu->second.empty() ||
+        eu->second.size() >= pcs.size() ||
+        !std::equal(eu->second.begin(), eu->second.end(), pcs.begin())) {
+      continue;
+    }
+    auto name = names.find(eu->second.back());
+    if (name == names.end() || name->second != "main") continue;
+    pcs.resize(eu->second.size());
+    ++n;
+  }
+  if (cut != nullptr) *cut = n;
+  return out;
+}
+
 Comparison CompareThreadFrames(absl::string_view left_name,
                                const ThreadFrames& left,
                                absl::string_view right_name,

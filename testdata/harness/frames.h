@@ -89,6 +89,25 @@ struct Comparison {
   bool ok() const { return diff.empty(); }
 };
 
+// The i386 rule for eu-stack. On 32-bit programs eu-stack (elfutils 0.188)
+// ends a walk silently (exit status 0, no error) after a frame that
+// realigned its stack: gcc describes such a frame's CFA with
+// DW_CFA_def_cfa_expression (DW_OP_breg5 (ebp) -16; DW_OP_deref) and its
+// saved registers with DW_CFA_expression, and eu-stack does not get past it.
+// On i386 gcc realigns every `main`, so eu-stack stops right after main,
+// where gdb goes on through __libc_start_call_main and __libc_start_main to
+// _start, at which glibc's CFI marks eip undefined. We match gdb. So for
+// eu-stack only: a thread whose eu-stack frames are a proper prefix of
+// `full`'s and whose last eu-stack frame is named "main" (in eu-stack's own
+// symbol output, `names`) is compared on that prefix. (realign.c realigns
+// other functions too, which is why it has no 32-bit variant.)
+// Returns `full` with those threads cut to eu-stack's length; `cut` (if not
+// null) receives how many threads were cut. Every other thread, and every
+// other difference, is left for CompareThreadFrames to report.
+ThreadFrames ApplyI386EuStackRule(const ThreadFrames& full,
+                                  const ThreadFrames& eu_stack,
+                                  const SymbolNames& names, int* cut);
+
 Comparison CompareThreadFrames(absl::string_view left_name,
                                const ThreadFrames& left,
                                absl::string_view right_name,

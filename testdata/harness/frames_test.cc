@@ -187,5 +187,30 @@ TEST(CompareTest, LongStacksShowAWindow) {
   EXPECT_THAT(c.diff, HasSubstr("... 88 more frames\n"));
 }
 
+TEST(I386RuleTest, CutsOnlyWhereEuStackStopsAfterMain) {
+  const ThreadFrames full = {
+      {1, {0x10, 0x20, 0x30, 0x40, 0x50}},  // eu-stack stops after main
+      {2, {0x11, 0x21, 0x31}},              // eu-stack has it all
+      {3, {0x12, 0x22, 0x32, 0x42}},        // eu-stack stops elsewhere
+      {4, {0x13, 0x23, 0x33}},              // eu-stack differs before main
+  };
+  const ThreadFrames eu = {
+      {1, {0x10, 0x20, 0x30}},
+      {2, {0x11, 0x21, 0x31}},
+      {3, {0x12, 0x22}},
+      {4, {0x13, 0x99}},
+  };
+  const SymbolNames names = {{0x30, "main"}, {0x22, "Reader"}, {0x99, "main"}};
+  int cut = -1;
+  ThreadFrames adjusted = ApplyI386EuStackRule(full, eu, names, &cut);
+  EXPECT_EQ(cut, 1);
+  EXPECT_EQ(adjusted.at(1), (std::vector<uint64_t>{0x10, 0x20, 0x30}));
+  EXPECT_EQ(adjusted.at(2), full.at(2));
+  EXPECT_EQ(adjusted.at(3), full.at(3));  // so the comparison reports it
+  EXPECT_EQ(adjusted.at(4), full.at(4));
+  EXPECT_TRUE(CompareThreadFrames("eu", eu, "ours", adjusted).diff.find(
+                  "thread 1:") == std::string::npos);
+}
+
 }  // namespace
 }  // namespace unwindd::harness

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "testdata/harness/subprocess.h"
@@ -53,7 +54,7 @@ std::string GdbPythonCommand(absl::string_view script) {
   return absl::StrCat("python exec(\"", literal, "\")");
 }
 
-// "<program>_<O0..O3>_<fp|nofp>_<pie|nopie>[_debugframe]", where the program
+// "<program>_<O0..O3>_<fp|nofp>_<pie|nopie>[_debugframe][_m32]", where the program
 // name may itself contain '_' (variants.bzl).
 bool IsVariantName(absl::string_view name) {
   std::vector<absl::string_view> parts = absl::StrSplit(name, '_');
@@ -65,7 +66,9 @@ bool IsVariantName(absl::string_view name) {
     if (parts[i + 1] != "fp" && parts[i + 1] != "nofp") continue;
     if (parts[i + 2] != "pie" && parts[i + 2] != "nopie") continue;
     return std::all_of(parts.begin() + i + 3, parts.end(),
-                       [](absl::string_view p) { return p == "debugframe"; });
+                       [](absl::string_view p) {
+                         return p == "debugframe" || p == "m32";
+                       });
   }
   return false;
 }
@@ -117,6 +120,10 @@ absl::StatusOr<UnwindOutput> UnwindFrames(const std::string& unwind_binary,
                                             ToolFailure(unwind_binary, *out)));
   }
   return parsed;
+}
+
+bool IsI386Variant(absl::string_view name) {
+  return absl::EndsWith(name, "_m32");
 }
 
 std::string RunfilesRoot() {

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "testdata/harness/frames.h"
 
@@ -64,6 +65,9 @@ std::string RunfilesRoot();
 
 // $TEST_SRCDIR/unwindd/testdata/<name>.
 std::string FixturePath(const std::string& name);
+
+// A 32-bit i386 fixture variant ("..._m32", variants.bzl).
+bool IsI386Variant(absl::string_view name);
 
 // Names of the fixture variants in the runfiles' testdata/ directory
 // ("threads_c_O2_nofp_pie", ...; see variants.bzl), sorted. Tests compare
