@@ -37,8 +37,8 @@ constexpr uint64_t kMaxReadAheadPages = 32;
 
 class CachedMemory final : public Memory {
  public:
-  CachedMemory(std::unique_ptr<Memory> inner, size_t max_pages)
-      : inner_(std::move(inner)), max_pages_(max_pages) {}
+  CachedMemory(std::unique_ptr<Memory> owned, Memory& inner, size_t max_pages)
+      : owned_(std::move(owned)), inner_(&inner), max_pages_(max_pages) {}
 
   size_t Read(uint64_t addr, absl::Span<uint8_t> dst) override {
     const uint64_t size = internal::ClampToAddressSpace(addr, dst.size());
@@ -97,7 +97,8 @@ class CachedMemory final : public Memory {
     return pages_.find(page)->second;
   }
 
-  const std::unique_ptr<Memory> inner_;
+  const std::unique_ptr<Memory> owned_;  // null for a view
+  Memory* const inner_;
   const size_t max_pages_;
   absl::Mutex mu_;
   absl::flat_hash_map<uint64_t, std::vector<uint8_t>> pages_
@@ -111,7 +112,12 @@ class CachedMemory final : public Memory {
 
 std::unique_ptr<Memory> CreateCachedMemory(std::unique_ptr<Memory> inner,
                                            size_t max_pages) {
-  return std::make_unique<CachedMemory>(std::move(inner), max_pages);
+  Memory& ref = *inner;
+  return std::make_unique<CachedMemory>(std::move(inner), ref, max_pages);
+}
+
+std::unique_ptr<Memory> CreateCachedMemoryView(Memory& inner, size_t max_pages) {
+  return std::make_unique<CachedMemory>(nullptr, inner, max_pages);
 }
 
 }  // namespace unwindd::memory

@@ -34,6 +34,10 @@ std::unique_ptr<Memory> CreateBufferMemory(uint64_t start,
 // the lifetime of one unwind request on a stopped target.
 std::unique_ptr<Memory> CreateCachedMemory(std::unique_ptr<Memory> inner,
                                            size_t max_pages = 1024);
+// The same over memory the caller keeps owning (and keeps alive longer):
+// one process memory per attach, a fresh cache per unwind.
+std::unique_ptr<Memory> CreateCachedMemoryView(Memory& inner,
+                                               size_t max_pages = 1024);
 
 }  // namespace unwindd::memory
 

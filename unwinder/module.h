@@ -72,6 +72,7 @@ class Module {
   absl::StatusOr<ModuleRow> FindRow(uint64_t pc);
 
   bool has_eh_frame() const { return eh_frame_.has_value(); }
+  size_t eh_frame_size() const { return eh_frame_ ? eh_frame_->data().size() : 0; }
   bool has_eh_frame_hdr() const { return eh_frame_hdr_.has_value(); }
   bool has_debug_frame() const { return debug_frame_.has_value(); }
 

@@ -11,23 +11,6 @@
 #include "unwinder/module_cache.h"
 #include "unwinder/unwinder.h"
 
-namespace {
-
-// The process memory is opened once per attach (as in a request); each
-// unwind gets its own page cache in front of it.
-class Borrowed : public unwindd::memory::Memory {
- public:
-  explicit Borrowed(unwindd::memory::Memory& inner) : inner_(inner) {}
-  size_t Read(uint64_t addr, absl::Span<uint8_t> dst) override {
-    return inner_.Read(addr, dst);
-  }
-
- private:
-  unwindd::memory::Memory& inner_;
-};
-
-}  // namespace
-
 int main(int argc, char** argv) {
   unwindd::bench::DriverArgs a = unwindd::bench::ParseDriverArgs(argc, argv);
   pid_t tids[] = {a.tid};
@@ -49,7 +32,7 @@ int main(int argc, char** argv) {
     absl::StatusOr<unwindd::arch::RegisterSet> regs = (*target)->InitialRegisters(a.tid);
     if (!regs.ok()) return 1;
     std::unique_ptr<unwindd::memory::Memory> memory =
-        unwindd::memory::CreateCachedMemory(std::make_unique<Borrowed>(*process));
+        unwindd::memory::CreateCachedMemoryView(*process);
     unwindd::unwinder::ThreadStack stack =
         unwindd::unwinder::UnwindRegisters(space, *memory, *regs, options);
     pcs.clear();
