@@ -181,6 +181,12 @@ absl::StatusOr<UnwindOutput> ParseUnwindJson(absl::string_view text) {
         return bad(absl::StrCat("thread ", *tid->AsInt64(), " frame ",
                                 thread.frames.size(), ": bad \"pc\""));
       }
+      if (const JsonValue* sp = f.Find("sp"); sp != nullptr) {
+        if (!sp->is_string() || !ParseHexPc(sp->text(), &frame.sp)) {
+          return bad(absl::StrCat("thread ", *tid->AsInt64(), " frame ",
+                                  thread.frames.size(), ": bad \"sp\""));
+        }
+      }
       for (auto [key, field] : {std::pair{"method", &frame.method},
                                 std::pair{"module", &frame.module},
                                 std::pair{"rel_pc", &frame.rel_pc}}) {

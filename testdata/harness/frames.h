@@ -42,6 +42,7 @@ absl::StatusOr<ThreadFrames> ParseGdbOutput(absl::string_view text);
 // One frame of `unwind --format=json`.
 struct UnwindFrame {
   uint64_t pc = 0;
+  uint64_t sp = 0;  // 0 when absent
   std::string method;  // initial, eh_frame, debug_frame, sframe, ...
   std::string module;
   std::string rel_pc;
@@ -64,8 +65,8 @@ struct UnwindOutput {
 // Parses `unwind ... --format=json` (DESIGN.md "Output contract"). Strict
 // about what the comparison needs: "threads" array; per thread an integer
 // "tid", a string "stop" and a "frames" array; per frame a "0x..." hex "pc".
-// "method", "module" and "rel_pc" are kept when present; other fields (sp,
-// build_id) are ignored.
+// "sp" (hex), "method", "module" and "rel_pc" are kept when present; other
+// fields (build_id) are ignored.
 absl::StatusOr<UnwindOutput> ParseUnwindJson(absl::string_view text);
 
 // Parses "0x1a2b" (the prefix is required) into `out`.

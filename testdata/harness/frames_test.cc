@@ -109,6 +109,8 @@ TEST(UnwindJsonTest, ParsesTheDesignExample) {
   ASSERT_EQ(t.frames.size(), 2u);
   EXPECT_EQ(t.frames[0].module, "/usr/lib/x86_64-linux-gnu/libc.so.6");
   EXPECT_EQ(t.frames[0].rel_pc, "0x8ff16");
+  EXPECT_EQ(t.frames[0].sp, 0x7ffd0010u);
+  EXPECT_EQ(t.frames[1].sp, 0u);  // absent
   EXPECT_EQ(t.frames[1].method, "eh_frame");
   EXPECT_THAT(out->Pcs().at(1234), ElementsAre(0x7f1c2a6f16, 0x55d3c2a01234));
   EXPECT_TRUE(out->Pcs().at(1235).empty());
