@@ -21,6 +21,7 @@
 #include "arch/register_set.h"
 #include "memory/memory.h"
 #include "proc/maps.h"
+#include "proc/signal_info.h"
 
 namespace unwindd::proc {
 
@@ -47,6 +48,15 @@ class Target {
   // core), if the target reported them; arch/pac.h falls back to the
   // address-space size otherwise.
   virtual std::optional<arch::PacMask> pac_mask() const { return std::nullopt; }
+  // The signal the thread was handling when the target was captured (a
+  // core's NT_PRSTATUS pr_cursig and NT_SIGINFO); nullopt if none or unknown.
+  virtual std::optional<SignalInfo> ThreadSignal(pid_t tid) const {
+    return std::nullopt;
+  }
+  // The GNU build-id (lowercase hex) the target itself records for the ELF
+  // file mapped by `m` (a core's dumped ELF headers); "" when unknown. The
+  // unwinder does not use a file whose build-id differs (module_mismatch).
+  virtual std::string RecordedBuildId(const Mapping& m) const { return ""; }
 };
 
 }  // namespace unwindd::proc

@@ -1,0 +1,70 @@
+#include "proc/core_paths.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+namespace unwindd::proc {
+namespace {
+
+// Where the dynamic linker finds libraries on the distributions we run on
+// (Debian multiarch first, then the traditional directories).
+constexpr absl::string_view kLibraryDirs[] = {
+    "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+    "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+    "/lib/i386-linux-gnu",   "/usr/lib/i386-linux-gnu",
+    "/lib64", "/usr/lib64", "/lib", "/usr/lib"};
+
+std::string StripTrailingSlashes(absl::string_view p) {
+  while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
+  return std::string(p);
+}
+
+}  // namespace
+
+absl::StatusOr<PathMapping> ParsePathMapping(absl::string_view spec) {
+  size_t eq = spec.find('=');
+  if (eq == absl::string_view::npos || eq == 0 || eq + 1 == spec.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("path map '", spec, "' is not OLD=NEW"));
+  }
+  return PathMapping{StripTrailingSlashes(spec.substr(0, eq)),
+                     StripTrailingSlashes(spec.substr(eq + 1))};
+}
+
+std::vector<std::string> CandidatePaths(const FileLookup& lookup,
+                                        absl::string_view recorded,
+                                        bool is_main_executable) {
+  std::vector<std::string> out;
+  std::string root = StripTrailingSlashes(lookup.sysroot);
+  if (root == "/") root.clear();
+  if (is_main_executable && !lookup.exe.empty()) out.push_back(lookup.exe);
+  if (recorded.empty()) return out;
+  if (!absl::StartsWith(recorded, "/")) {
+    // A bare soname: search the library directories (only this way could a
+    // module found by its DT_SONAME alone be opened at all).
+    for (absl::string_view dir : kLibraryDirs) {
+      out.push_back(absl::StrCat(root, dir, "/", recorded));
+    }
+    return out;
+  }
+  for (const PathMapping& m : lookup.path_map) {
+    absl::string_view rest = recorded;
+    if (!absl::ConsumePrefix(&rest, m.from)) continue;
+    // Whole path components only: /opt/app must not map /opt/application.
+    if (!rest.empty() && rest[0] != '/' && m.from != "/") continue;
+    if (m.from == "/") {
+      out.push_back(absl::StrCat(m.to, "/", rest));
+    } else {
+      out.push_back(absl::StrCat(m.to, rest));
+    }
+  }
+  if (!lookup.sysroot.empty()) {
+    out.push_back(absl::StrCat(root, recorded));
+  } else {
+    out.push_back(std::string(recorded));
+  }
+  return out;
+}
+
+}  // namespace unwindd::proc

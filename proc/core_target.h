@@ -1,0 +1,109 @@
+// A core file as a Target: the unwinder sees threads, registers, memory and
+// mappings exactly as it does for a live process.
+//
+//   CoreOptions options;
+//   options.lookup.sysroot = "/srv/sysroots/prod";
+//   absl::StatusOr<std::unique_ptr<CoreTarget>> t = OpenCore("core.zst", options);
+//   ProcessStacks stacks = UnwindTarget(**t, cache, {});
+//   for (const std::string& w : (*t)->report().warnings) ...
+//
+// Memory is the core's PT_LOAD segments, then — for what the core did not
+// dump (read-only code and .eh_frame, segments left out by coredump_filter
+// or cut off by truncation) — the mapped files at their NT_FILE offsets.
+// A file is used for memory only when its build-id matches the one the
+// core's dumped ELF headers record (or when the core records none).
+// Compressed cores (.zst, .xz, .lz4, by magic) are decompressed to a sparse
+// temporary file first. Thread-safe after OpenCore returns.
+#ifndef UNWINDD_PROC_CORE_TARGET_H_
+#define UNWINDD_PROC_CORE_TARGET_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "memory/decompress.h"
+#include "memory/file_region_memory.h"
+#include "proc/core_file.h"
+#include "proc/core_modules.h"
+#include "proc/core_paths.h"
+#include "proc/target.h"
+
+namespace unwindd::proc {
+
+struct CoreOptions {
+  FileLookup lookup;
+  memory::DecompressOptions decompress;
+  // Only these threads (empty: all). NotFound if one is not in the core.
+  std::vector<pid_t> tids;
+};
+
+// What was found on this machine for one file the core recorded.
+struct CoreFileStatus {
+  enum class State { kFound, kMissing, kMismatch };
+  std::string recorded;           // the path in the core
+  std::string file;               // the file used (kFound) or rejected (kMismatch)
+  std::string core_build_id;      // from the core's memory; "" if not dumped
+  std::string file_build_id;      // of `file`
+  State state = State::kMissing;
+  std::vector<std::string> tried; // candidates, in order
+};
+
+struct CoreReport {
+  std::string core_path;
+  memory::Compression compression = memory::Compression::kNone;
+  pid_t pid = 0;
+  std::string executable;        // recorded path of the main executable
+  ModuleSource modules_from = ModuleSource::kNtFile;
+  std::vector<CoreFileStatus> files;  // in address order of first mapping
+  std::vector<std::string> warnings;
+};
+
+class CoreTarget final : public Target {
+ public:
+  arch::Arch arch() const override { return core_->arch(); }
+  pid_t pid() const override { return report_.pid; }
+  std::vector<pid_t> Threads() const override { return threads_; }
+  absl::StatusOr<arch::RegisterSet> InitialRegisters(pid_t tid) override;
+  memory::Memory& memory() override { return *memory_; }
+  const std::vector<Mapping>& mappings() const override { return mappings_; }
+  std::vector<std::string> FileCandidates(const Mapping& m) const override;
+  std::optional<arch::PacMask> pac_mask() const override { return core_->pac_mask(); }
+  std::optional<SignalInfo> ThreadSignal(pid_t tid) const override;
+  std::string RecordedBuildId(const Mapping& m) const override;
+
+  const CoreReport& report() const { return report_; }
+
+ private:
+  friend absl::StatusOr<std::unique_ptr<CoreTarget>> OpenCore(
+      const std::string& path, const CoreOptions& options);
+  CoreTarget() = default;
+  absl::Status Init(const std::string& path, const CoreOptions& options);
+  // Checks each recorded file against the candidates on this machine.
+  void ResolveFiles(std::vector<memory::FileRegion>& file_regions);
+
+  CoreOptions options_;
+  std::optional<CoreFile> core_;
+  std::vector<pid_t> threads_;
+  std::vector<Mapping> mappings_;
+  std::unique_ptr<memory::Memory> memory_;
+  absl::flat_hash_map<pid_t, size_t> thread_index_;  // into core_->threads()
+  absl::flat_hash_map<std::string, size_t> file_index_;  // into report_.files
+  // recorded path -> build-id the core's memory holds for it.
+  absl::flat_hash_map<std::string, std::string> recorded_build_ids_;
+  CoreReport report_;
+};
+
+// InvalidArgument if `path` is not an ELF core; NotFound / PermissionDenied
+// for the file; DataLoss for a core with no usable thread; Unimplemented
+// for an architecture we do not unwind.
+absl::StatusOr<std::unique_ptr<CoreTarget>> OpenCore(const std::string& path,
+                                                     const CoreOptions& options);
+
+}  // namespace unwindd::proc
+
+#endif  // UNWINDD_PROC_CORE_TARGET_H_
