@@ -23,8 +23,12 @@ std::string RegName(arch::Arch a, int reg) {
 
 // base + offset in the target's address width; wrapping past either end of
 // the address space means the CFI is wrong for this frame.
+// `what` names the computation for the error message; it is a callable so
+// that the string is only built when there is an error (this runs for every
+// saved register of every frame).
+template <typename What>
 absl::StatusOr<uint64_t> AddOffset(uint64_t base, int64_t offset, uint64_t mask,
-                                   absl::string_view what) {
+                                   What what) {
   uint64_t out = 0;
   bool wrapped = false;
   if (offset >= 0) {
@@ -36,7 +40,7 @@ absl::StatusOr<uint64_t> AddOffset(uint64_t base, int64_t offset, uint64_t mask,
   }
   if (wrapped || (out & ~mask) != 0) {
     return absl::DataLossError(absl::StrFormat(
-        "%s: 0x%x %+d wraps around the address space", what, base, offset));
+        "%s: 0x%x %+d wraps around the address space", what(), base, offset));
   }
   return out;
 }
@@ -82,7 +86,8 @@ absl::StatusOr<uint64_t> Applier::Cfa() const {
         return absl::FailedPreconditionError(absl::StrFormat(
             "CFA register %s is not available", RegName(regs_.arch(), reg)));
       }
-      return AddOffset(regs_.Get(reg), row_.cfa.offset, regs_.mask(), "CFA");
+      return AddOffset(regs_.Get(reg), row_.cfa.offset, regs_.mask(),
+                       [] { return std::string("CFA"); });
     }
     case CfaRule::Kind::kExpression: {
       absl::StatusOr<uint64_t> v =
@@ -131,8 +136,9 @@ absl::StatusOr<RuleValue> Applier::Eval(int reg) const {
     case Kind::kOffset:
     case Kind::kValOffset: {
       absl::StatusOr<uint64_t> addr =
-          AddOffset(cfa_, rule.value, regs_.mask(),
-                    absl::StrFormat("rule for %s", RegName(regs_.arch(), reg)));
+          AddOffset(cfa_, rule.value, regs_.mask(), [&] {
+            return absl::StrFormat("rule for %s", RegName(regs_.arch(), reg));
+          });
       if (!addr.ok()) return addr.status();
       if (rule.kind == Kind::kValOffset) return RuleValue{*addr, false};
       absl::StatusOr<uint64_t> v = ReadSaved(reg, *addr);
