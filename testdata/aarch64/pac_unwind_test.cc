@@ -44,6 +44,15 @@ constexpr uint64_t kInReaderMiddle = kBase + 0xd70;
 // 0xd90). CFA sp+16, x30 at CFA-8.
 constexpr uint64_t kInReader = kBase + 0xd90;
 
+// SleeperChain: paciasp; str x30, [sp, #-32]!; ...; bl SleeperChain
+// (returns to 0xcc4); ldr x30; autiasp (0xcc8); ret (0xccc); then the other
+// path: bl SleepForever at 0xcd0. Its CFI wraps the first epilogue in
+// remember_state (0xcc8) / negate_ra_state (0xccc) / restore_state (0xcd0),
+// so at 0xcd0 the RA is saved and signed again.
+constexpr uint64_t kInSleeperChain = kBase + 0xcc4;
+constexpr uint64_t kSleeperChainRet = kBase + 0xccc;
+constexpr uint64_t kSleeperChainCallSleep = kBase + 0xcd0;
+
 constexpr uint32_t kPaciasp = 0xd503233f;
 constexpr uint32_t kAutiasp = 0xd50323bf;
 
@@ -160,6 +169,32 @@ TEST_F(PacUnwindTest, FixtureStillHasTheExpectedCode) {
   EXPECT_EQ(insn(kBase + 0xd80), kPaciasp);
   EXPECT_EQ(insn(kInReaderMiddle - 4) >> 26, 0x25u);  // bl
   EXPECT_EQ(insn(kInReader - 4) >> 26, 0x25u);        // bl
+  EXPECT_EQ(insn(kBase + 0xca0), kPaciasp);
+  EXPECT_EQ(insn(kSleeperChainRet - 4), kAutiasp);
+  EXPECT_EQ(insn(kSleeperChainCallSleep) >> 26, 0x25u);  // bl
+  EXPECT_EQ(insn(kInSleeperChain - 4) >> 26, 0x25u);     // bl
+}
+
+TEST_F(PacUnwindTest, RememberRestoreStateKeepsTheSignedState) {
+  // Frame 0 right after restore_state: the row is signed again and x30 is
+  // on the stack at CFA-32 (CFA sp+32). Its caller is SleeperChain itself.
+  std::vector<uint8_t> stack(64, 0);
+  PutLe(stack, 0, Sign(kInSleeperChain, 0x3c));
+  PutLe(stack, 32, Sign(0, 0x21));  // outermost
+  std::unique_ptr<proc::Target> t =
+      Snapshot(kSleeperChainCallSleep, kStack, Sign(0x4444, 0x7f), stack);
+  ASSERT_NE(t, nullptr);
+  std::string stop;
+  EXPECT_EQ(Pcs(*t, &stop), (std::vector<uint64_t>{kSleeperChainCallSleep,
+                                                   kInSleeperChain}));
+  EXPECT_EQ(stop, "end_of_stack");
+
+  // Inside the remembered region, after negate_ra_state: at `ret` x30 is
+  // authenticated (unsigned) and the frame is popped (CFA = sp).
+  t = Snapshot(kSleeperChainRet, kStack + 32, kInSleeperChain, stack);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(Pcs(*t, &stop),
+            (std::vector<uint64_t>{kSleeperChainRet, kInSleeperChain}));
 }
 
 TEST_F(PacUnwindTest, SignedSavedReturnAddressesAreStripped) {
