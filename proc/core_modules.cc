@@ -197,7 +197,30 @@ absl::Status FromLinkMap(const CoreFile& core, const SegmentIndex& segs,
   if (!phdr || !phnum) return absl::NotFoundError("no AT_PHDR in NT_AUXV");
   absl::StatusOr<ElfImage> exe =
       ElfImageFromPhdrs(dumped, *phdr, *phnum, core.elf_class());
-  if (!exe.ok()) return exe.status();
+  if (!exe.ok()) {
+    // The core did not dump the executable's first page (qemu-user dumps
+    // only writable memory): take its headers from the file and place them
+    // with AT_PHDR. PT_DYNAMIC, r_debug and the link_map list are in
+    // written, hence dumped, memory.
+    absl::StatusOr<ElfImage> file = file_headers(ExecutableName(core, dumped), true);
+    if (!file.ok()) {
+      return absl::NotFoundError(absl::StrCat(exe.status().message(), "; ",
+                                              file.status().message()));
+    }
+    const ElfPhdr* pt_phdr = nullptr;
+    for (const ElfPhdr& p : file->phdrs) {
+      if (p.type == PT_PHDR) pt_phdr = &p;
+    }
+    const std::optional<uint64_t> entry = core.Auxv(kAtEntry);
+    if (pt_phdr != nullptr) {
+      file->load_bias = *phdr - pt_phdr->vaddr;
+    } else if (entry) {
+      file->load_bias = *entry - file->entry;
+    } else {
+      return absl::NotFoundError("the executable has no PT_PHDR and no AT_ENTRY");
+    }
+    exe = std::move(file);
+  }
   absl::StatusOr<uint64_t> r_debug = FindRDebug(dumped, *exe);
   if (!r_debug.ok()) return r_debug.status();
   absl::StatusOr<std::vector<LinkMapEntry>> objs =
