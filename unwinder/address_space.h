@@ -30,6 +30,18 @@ struct MappedModule {
   std::shared_ptr<Module> module;  // null if it could not be opened
   absl::Status open_status;
   uint64_t load_bias = 0;  // target address = file address + load_bias
+  // load_bias is known: from `module`, or (no module) from the ELF header
+  // the target's memory holds.
+  bool bias_known = false;
+  // The file `module` was opened from, when it was a file.
+  std::string file;
+  // The build-id the target records for this module (a core's dumped
+  // headers), "" if none; when a file was found but had another build-id,
+  // `mismatch` is set and the file is not used.
+  std::string recorded_build_id;
+  bool mismatch = false;
+  // `module` was rebuilt from the target's memory, no file being usable.
+  bool from_memory = false;
 };
 
 class AddressSpace {
@@ -50,6 +62,9 @@ class AddressSpace {
 
  private:
   void Open(MappedModule& m);
+  absl::StatusOr<std::shared_ptr<Module>> OpenFile(MappedModule& mm);
+  // No usable file: the image rebuilt from memory, or at least the bias.
+  void OpenFromMemory(MappedModule& mm, uint64_t header_start);
 
   proc::Target& target_;
   ModuleCache& cache_;

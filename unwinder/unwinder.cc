@@ -100,7 +100,7 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
     uint64_t lookup_pc = exact_pc || pc == 0 ? pc : pc - 1;
     MappedModule* mm = space.Find(lookup_pc);
     Frame frame{pc, regs.sp(), method, space.IndexOf(mm), 0};
-    if (mm != nullptr && mm->module != nullptr) frame.rel_pc = pc - mm->load_bias;
+    if (mm != nullptr && mm->bias_known) frame.rel_pc = pc - mm->load_bias;
     out.frames.push_back(frame);
 
     if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
@@ -169,14 +169,21 @@ ProcessStacks UnwindTarget(proc::Target& target, ModuleCache& cache,
       stack = UnwindRegisters(space, target.memory(), *regs, options);
       stack.tid = tid;
     }
+    stack.signal = target.ThreadSignal(tid);
     for (Frame& f : stack.frames) {
       if (f.module < 0) continue;
       auto [it, inserted] = remap.try_emplace(f.module, out.modules.size());
       if (inserted) {
         const MappedModule& mm = space.modules()[f.module];
-        out.modules.push_back(ModuleInfo{
-            mm.path, mm.module ? mm.module->build_id() : "", mm.start, mm.end,
-            mm.load_bias});
+        ModuleInfo info{mm.path,
+                        mm.module ? mm.module->build_id() : mm.recorded_build_id,
+                        mm.start, mm.end, mm.load_bias};
+        info.bias_known = mm.bias_known;
+        if (mm.file != mm.path) info.file = mm.file;
+        if (!mm.open_status.ok()) info.error = std::string(mm.open_status.message());
+        info.mismatch = mm.mismatch;
+        info.from_memory = mm.from_memory;
+        out.modules.push_back(std::move(info));
       }
       f.module = it->second;
     }

@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,9 @@ struct ThreadStack {
   std::vector<Frame> frames;
   StopReason stop = StopReason::kEndOfStack;
   std::string stop_detail;  // the error behind a stop, for humans
+  // The signal the thread was handling when the target was captured (a
+  // core's NT_PRSTATUS / NT_SIGINFO).
+  std::optional<proc::SignalInfo> signal;
 };
 
 struct ModuleInfo {
@@ -58,6 +62,19 @@ struct ModuleInfo {
   uint64_t start = 0;
   uint64_t end = 0;
   uint64_t load_bias = 0;
+  // Frames' rel_pc is meaningful: the bias is known, from the file or from
+  // the ELF header in the target's memory.
+  bool bias_known = true;
+  // The file used, when it is not `path` (a core's file found through
+  // --exe, --sysroot or --path-map).
+  std::string file;
+  // Why no file could be used ("" when one was): missing, unreadable, or
+  // another build (then `mismatch`). `build_id` is then the one the target
+  // recorded.
+  std::string error;
+  bool mismatch = false;
+  // The unwind tables came from the image in the target's memory.
+  bool from_memory = false;
 };
 
 struct ProcessStacks {
