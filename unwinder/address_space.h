@@ -56,6 +56,10 @@ class AddressSpace {
     return m == nullptr ? -1 : static_cast<int>(m - modules_.data());
   }
   const std::vector<MappedModule>& modules() const { return modules_; }
+  // Every mapping of the target (stack bounds for frame-pointer unwinding).
+  const std::vector<proc::Mapping>& mappings() const {
+    return target_.mappings();
+  }
   // The non-address bits of the target's code addresses (aarch64 PAC; 0 on
   // x86), for arch::StripCodeAddress.
   uint64_t code_address_mask() const { return code_address_mask_; }

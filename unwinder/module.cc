@@ -13,6 +13,8 @@
 
 #include "absl/strings/str_format.h"
 #include "unwinder/cfi/cfa_vm.h"
+#include "unwinder/fp/frame_pointer.h"
+#include "unwinder/fp/prologue.h"
 
 namespace unwindd::unwinder {
 namespace {
@@ -20,6 +22,9 @@ namespace {
 // Per-module row cache bound: rows are ~1.3 KB, so this is ~20 MB at most
 // for one module; the cache is dropped and refilled when full.
 constexpr size_t kMaxCachedRows = 16384;
+
+// Program header type of the segment that holds .sframe (binutils elf.h).
+constexpr uint32_t kPtGnuSframe = 0x6474e554;
 
 absl::Status ElfError(absl::string_view what, absl::string_view name) {
   return absl::DataLossError(
@@ -136,6 +141,7 @@ absl::Status Module::Init(Elf* elf, std::string name) {
   size_t phnum = 0;
   if (elf_getphdrnum(elf, &phnum) != 0) return ElfError("bad program headers", name_);
   std::optional<Segment> eh_frame_hdr_segment;
+  std::optional<Segment> sframe_segment;
   for (size_t i = 0; i < phnum; ++i) {
     GElf_Phdr ph;
     if (gelf_getphdr(elf, static_cast<int>(i), &ph) == nullptr) continue;
@@ -145,6 +151,8 @@ absl::Status Module::Init(Elf* elf, std::string name) {
       build_id_ = FindBuildIdInNotes(elf, ph.p_offset, ph.p_filesz, ph.p_align);
     } else if (ph.p_type == PT_GNU_EH_FRAME) {
       eh_frame_hdr_segment = Segment{ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz};
+    } else if (ph.p_type == kPtGnuSframe) {
+      sframe_segment = Segment{ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz};
     }
   }
   absl::Status s = LoadSections();
@@ -158,6 +166,11 @@ absl::Status Module::Init(Elf* elf, std::string name) {
     absl::StatusOr<EhFrameHdr> parsed = EhFrameHdr::Parse(
         hdr, eh_frame_hdr_segment->vaddr, arch::GetArchInfo(arch_).address_size);
     if (parsed.ok()) eh_frame_hdr_ = *parsed;
+  }
+  if (!sframe_ && sframe_segment && absl::IsNotFound(sframe_status_)) {
+    absl::Span<const uint8_t> b = BytesAtVaddr(sframe_segment->vaddr);
+    LoadSframe(b.subspan(0, std::min<size_t>(b.size(), sframe_segment->filesz)),
+               sframe_segment->vaddr);
   }
   if (!eh_frame_ && eh_frame_hdr_) {
     uint64_t v = eh_frame_hdr_->eh_frame_vaddr();
@@ -176,7 +189,7 @@ absl::Status Module::LoadSections() {
     GElf_Shdr shdr;
     Elf_Scn* scn = nullptr;
   };
-  Found eh_frame, eh_frame_hdr, debug_frame, text, got;
+  Found eh_frame, eh_frame_hdr, debug_frame, sframe, text, got;
   for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn != nullptr;
        scn = elf_nextscn(elf_, scn)) {
     GElf_Shdr shdr;
@@ -187,6 +200,7 @@ absl::Status Module::LoadSections() {
     Found* f = sn == ".eh_frame"       ? &eh_frame
                : sn == ".eh_frame_hdr" ? &eh_frame_hdr
                : sn == ".debug_frame"  ? &debug_frame
+               : sn == ".sframe"       ? &sframe
                : sn == ".text"         ? &text
                : sn == ".got"          ? &got
                                        : nullptr;
@@ -222,7 +236,31 @@ absl::Status Module::LoadSections() {
   if (absl::Span<const uint8_t> b = section_bytes(debug_frame); !b.empty()) {
     debug_frame_.emplace(CfiKind::kDebugFrame, b, 0, arch_, bases);
   }
+  if (absl::Span<const uint8_t> b = section_bytes(sframe); !b.empty()) {
+    LoadSframe(b, sframe.shdr.sh_addr);
+  }
   return absl::OkStatus();
+}
+
+// A malformed or foreign .sframe does not make the module unusable: its
+// other sources still answer, and lookups in it report why it cannot.
+void Module::LoadSframe(absl::Span<const uint8_t> bytes, uint64_t vaddr) {
+  absl::StatusOr<std::unique_ptr<sframe::SframeSection>> s =
+      sframe::SframeSection::Parse(bytes, vaddr);
+  if (!s.ok()) {
+    sframe_status_ = absl::Status(
+        s.status().code(), absl::StrFormat("%s: .sframe: %s", name_,
+                                           s.status().message()));
+    return;
+  }
+  if ((*s)->arch() != arch_) {
+    sframe_status_ = absl::DataLossError(absl::StrFormat(
+        "%s: .sframe is for %s in a %s file", name_,
+        arch::GetArchInfo((*s)->arch()).name, arch::GetArchInfo(arch_).name));
+    return;
+  }
+  sframe_ = *std::move(s);
+  sframe_status_ = absl::OkStatus();
 }
 
 absl::Span<const uint8_t> Module::BytesAtVaddr(uint64_t vaddr) const {
@@ -262,19 +300,22 @@ absl::StatusOr<uint64_t> Module::LoadBias(uint64_t map_start,
       "%s: no PT_LOAD segment maps file offset 0x%x", name_, map_offset));
 }
 
-absl::StatusOr<ModuleRow> Module::FindRow(uint64_t pc) {
+absl::StatusOr<ModuleRow> Module::FindRow(uint64_t pc,
+                                          const SourcePolicy& policy,
+                                          bool exact_pc) {
   absl::MutexLock lock(&mu_);
-  auto it = rows_.find(pc);
+  const std::tuple<uint64_t, uint16_t, bool> key{pc, policy.Code(), exact_pc};
+  auto it = rows_.find(key);
   if (it != rows_.end()) return it->second;
-  absl::StatusOr<ModuleRow> row = FindRowUncached(pc);
+  absl::StatusOr<ModuleRow> row = FindRowUncached(pc, policy, exact_pc);
   if (row.ok()) {
     if (rows_.size() >= kMaxCachedRows) rows_.clear();
-    rows_.emplace(pc, *row);
+    rows_.emplace(key, *row);
   }
   return row;
 }
 
-absl::StatusOr<ModuleRow> Module::FindRowInEhFrame(uint64_t pc) {
+absl::StatusOr<Fde> Module::FindEhFrameFde(uint64_t pc) {
   // .eh_frame_hdr answers in O(log n) without touching the section; its
   // "not found" is authoritative. A header that points at garbage is not:
   // then the section's own built index decides.
@@ -296,25 +337,106 @@ absl::StatusOr<ModuleRow> Module::FindRowInEhFrame(uint64_t pc) {
     return absl::NotFoundError(
         absl::StrFormat("%s: no FDE covers 0x%x", name_, pc));
   }
+  return fde;
+}
+
+absl::StatusOr<ModuleRow> Module::FindRowInEhFrame(uint64_t pc) {
+  absl::StatusOr<Fde> fde = FindEhFrameFde(pc);
+  if (!fde.ok()) return fde.status();
   absl::StatusOr<Row> row = ComputeRow(fde->cie, *fde, pc, arch_);
   if (!row.ok()) return row.status();
   return ModuleRow{*row, Method::kEhFrame};
 }
 
-absl::StatusOr<ModuleRow> Module::FindRowUncached(uint64_t pc) {
-  absl::Status first_error = absl::NotFoundError(
-      absl::StrFormat("%s: no unwind information for 0x%x", name_, pc));
+absl::StatusOr<ModuleRow> Module::FindRowInDebugFrame(uint64_t pc) {
+  absl::StatusOr<Fde> fde = debug_frame_->FindFde(pc);
+  if (!fde.ok()) return fde.status();
+  absl::StatusOr<Row> row = ComputeRow(fde->cie, *fde, pc, arch_);
+  if (!row.ok()) return row.status();
+  return ModuleRow{*row, Method::kDebugFrame};
+}
+
+absl::StatusOr<ModuleRow> Module::FindRowInSframe(uint64_t pc) {
+  if (sframe_ == nullptr) return sframe_status_;
+  absl::StatusOr<Row> row = sframe_->FindRow(pc);
+  if (row.ok()) return ModuleRow{*row, Method::kSframe};
+  // SFrame §2.1.3 (v1, v2): SFRAME_F_FRAME_POINTER says every function keeps
+  // a frame pointer, so what the FDEs leave out is unwound through it.
+  if (absl::IsNotFound(row.status()) && sframe_->header().frame_pointer()) {
+    return ModuleRow{fp::FramePointerRow(arch_), Method::kFramePointer};
+  }
+  return row.status();
+}
+
+std::optional<std::pair<uint64_t, uint64_t>> Module::FunctionBounds(
+    uint64_t pc) {
   if (eh_frame_) {
-    absl::StatusOr<ModuleRow> r = FindRowInEhFrame(pc);
-    if (r.ok()) return r;
-    if (!absl::IsNotFound(r.status())) first_error = r.status();
+    absl::StatusOr<Fde> fde = FindEhFrameFde(pc);
+    if (fde.ok()) return std::make_pair(fde->pc_begin, fde->pc_end);
   }
   if (debug_frame_) {
     absl::StatusOr<Fde> fde = debug_frame_->FindFde(pc);
-    if (fde.ok()) {
-      absl::StatusOr<Row> row = ComputeRow(fde->cie, *fde, pc, arch_);
-      if (row.ok()) return ModuleRow{*row, Method::kDebugFrame};
-      if (!absl::IsNotFound(row.status())) first_error = row.status();
+    if (fde.ok()) return std::make_pair(fde->pc_begin, fde->pc_end);
+  }
+  if (sframe_) {
+    absl::StatusOr<sframe::Fde> fde = sframe_->FindFde(pc);
+    if (fde.ok()) return std::make_pair(fde->func_start, fde->func_end());
+  }
+  return std::nullopt;
+}
+
+// The frame-pointer chain answers where the function's code shows it keeps
+// one at pc; in a module with no unwind information at all (hand-written
+// assembly, stripped tables) there is nothing to check against, and nothing
+// else to use.
+absl::StatusOr<ModuleRow> Module::FindFramePointerRow(uint64_t pc,
+                                                      bool exact_pc) {
+  const ModuleRow fp_row{fp::FramePointerRow(arch_), Method::kFramePointer};
+  if (!eh_frame_ && !debug_frame_ && !sframe_) return fp_row;
+  std::optional<std::pair<uint64_t, uint64_t>> bounds = FunctionBounds(pc);
+  if (!bounds.has_value()) {
+    return absl::NotFoundError(absl::StrFormat(
+        "%s: no function bounds for 0x%x to check a frame pointer", name_, pc));
+  }
+  absl::Span<const uint8_t> code = BytesAtVaddr(bounds->first);
+  code = code.subspan(0, std::min<uint64_t>(code.size(),
+                                            bounds->second - bounds->first));
+  if (!fp::KeepsFramePointer(arch_, code, pc - bounds->first, exact_pc)) {
+    return absl::NotFoundError(absl::StrFormat(
+        "%s: the function at 0x%x keeps no frame pointer at 0x%x", name_,
+        bounds->first, pc));
+  }
+  return fp_row;
+}
+
+absl::StatusOr<ModuleRow> Module::FindRowFrom(Source source, uint64_t pc,
+                                              bool exact_pc) {
+  const absl::Status none = absl::NotFoundError("");
+  switch (source) {
+    case Source::kEhFrame:
+      return eh_frame_ ? FindRowInEhFrame(pc) : none;
+    case Source::kDebugFrame:
+      return debug_frame_ ? FindRowInDebugFrame(pc) : none;
+    case Source::kSframe:
+      return sframe_ || !absl::IsNotFound(sframe_status_) ? FindRowInSframe(pc)
+                                                           : none;
+    case Source::kFramePointer:
+      return FindFramePointerRow(pc, exact_pc);
+  }
+  return none;
+}
+
+absl::StatusOr<ModuleRow> Module::FindRowUncached(uint64_t pc,
+                                                  const SourcePolicy& policy,
+                                                  bool exact_pc) {
+  absl::Status first_error = absl::NotFoundError(
+      absl::StrFormat("%s: no unwind information for 0x%x (sources %s)", name_,
+                      pc, policy.ToString()));
+  for (Source source : policy.sources()) {
+    absl::StatusOr<ModuleRow> r = FindRowFrom(source, pc, exact_pc);
+    if (r.ok()) return r;
+    if (!absl::IsNotFound(r.status()) && absl::IsNotFound(first_error)) {
+      first_error = r.status();
     }
   }
   return first_error;

@@ -16,6 +16,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -28,6 +30,8 @@
 #include "unwinder/cfi/eh_frame_hdr.h"
 #include "unwinder/cfi/row.h"
 #include "unwinder/method.h"
+#include "unwinder/sframe/section.h"
+#include "unwinder/source_policy.h"
 
 typedef struct Elf Elf;
 
@@ -66,15 +70,36 @@ class Module {
   absl::StatusOr<uint64_t> LoadBias(uint64_t map_start,
                                     uint64_t map_offset) const;
 
-  // The unwind row for file address `pc`: .eh_frame (through .eh_frame_hdr,
-  // else a built index), then .debug_frame. Cached per PC. NotFound when no
-  // source covers pc; DataLoss / Unimplemented for bad CFI.
-  absl::StatusOr<ModuleRow> FindRow(uint64_t pc);
+  // The unwind row for file address `pc` from the first source of `policy`
+  // that covers it (source_policy.h): .eh_frame (through .eh_frame_hdr, else
+  // a built index), .debug_frame, .sframe (and, when its header has
+  // SFRAME_F_FRAME_POINTER, the frame-pointer chain for PCs it does not
+  // cover), or the frame-pointer chain where the function's prologue shows it
+  // keeps one (fp/prologue.h; in a module without any unwind info, always).
+  // `exact_pc`: pc is where the thread is (frame 0, after a signal frame)
+  // rather than a return address minus one. Cached per (pc, policy,
+  // exact_pc). NotFound when no source covers pc; otherwise the first
+  // source's error (DataLoss / Unimplemented for bad unwind info).
+  absl::StatusOr<ModuleRow> FindRow(uint64_t pc, const SourcePolicy& policy,
+                                    bool exact_pc);
+  // The default policy, for a return address.
+  absl::StatusOr<ModuleRow> FindRow(uint64_t pc) {
+    return FindRow(pc, SourcePolicy(), false);
+  }
+
+  // [start, end) of the function containing `pc` per any FDE (.eh_frame,
+  // .debug_frame, .sframe); nullopt if none covers it.
+  std::optional<std::pair<uint64_t, uint64_t>> FunctionBounds(uint64_t pc);
 
   bool has_eh_frame() const { return eh_frame_.has_value(); }
   size_t eh_frame_size() const { return eh_frame_ ? eh_frame_->data().size() : 0; }
   bool has_eh_frame_hdr() const { return eh_frame_hdr_.has_value(); }
   bool has_debug_frame() const { return debug_frame_.has_value(); }
+  bool has_sframe() const { return sframe_ != nullptr; }
+  // The parsed .sframe section (null if there is none or it is unusable:
+  // then sframe_status() says why).
+  const sframe::SframeSection* sframe() const { return sframe_.get(); }
+  const absl::Status& sframe_status() const { return sframe_status_; }
 
  private:
   struct Segment {
@@ -85,8 +110,17 @@ class Module {
   absl::Status Init(Elf* elf, std::string name);
   absl::Status LoadSections();
   absl::Span<const uint8_t> BytesAtVaddr(uint64_t vaddr) const;
-  absl::StatusOr<ModuleRow> FindRowUncached(uint64_t pc);
+  void LoadSframe(absl::Span<const uint8_t> bytes, uint64_t vaddr);
+  absl::StatusOr<ModuleRow> FindRowUncached(uint64_t pc,
+                                            const SourcePolicy& policy,
+                                            bool exact_pc);
+  absl::StatusOr<ModuleRow> FindRowFrom(Source source, uint64_t pc,
+                                        bool exact_pc);
+  absl::StatusOr<Fde> FindEhFrameFde(uint64_t pc);
   absl::StatusOr<ModuleRow> FindRowInEhFrame(uint64_t pc);
+  absl::StatusOr<ModuleRow> FindRowInDebugFrame(uint64_t pc);
+  absl::StatusOr<ModuleRow> FindRowInSframe(uint64_t pc);
+  absl::StatusOr<ModuleRow> FindFramePointerRow(uint64_t pc, bool exact_pc);
 
   std::string name_;
   std::string build_id_;
@@ -101,9 +135,13 @@ class Module {
   std::optional<CfiSection> eh_frame_;
   std::optional<CfiSection> debug_frame_;
   std::vector<uint8_t> debug_frame_storage_;  // decompressed .debug_frame
+  std::unique_ptr<sframe::SframeSection> sframe_;
+  absl::Status sframe_status_ = absl::NotFoundError("no .sframe section");
 
   absl::Mutex mu_;  // guards the lazily built CFI indexes and the row cache
-  absl::flat_hash_map<uint64_t, ModuleRow> rows_ ABSL_GUARDED_BY(mu_);
+  // Keyed by (pc, SourcePolicy::Code(), exact_pc).
+  absl::flat_hash_map<std::tuple<uint64_t, uint16_t, bool>, ModuleRow> rows_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace unwindd::unwinder

@@ -8,6 +8,7 @@
 #include "arch/pac.h"
 #include "arch/signal_frame.h"
 #include "unwinder/cfi/apply.h"
+#include "unwinder/fp/frame_pointer.h"
 
 namespace unwindd::unwinder {
 namespace {
@@ -56,22 +57,16 @@ Step SignalTrampolineStep(memory::Memory& memory, const arch::RegisterSet& regs)
   return s;
 }
 
-Step StepOnce(MappedModule* mm, uint64_t lookup_pc, memory::Memory& memory,
-              const arch::RegisterSet& regs) {
-  if (Step s = SignalTrampolineStep(memory, regs); s.ok) return s;
-  if (mm == nullptr || mm->module == nullptr) {
-    if (mm == nullptr) {
-      return Stop(StopReason::kNoUnwindInfo,
-                  absl::StrFormat("no module maps 0x%x", lookup_pc));
-    }
-    return Stop(StopReason::kNoUnwindInfo, mm->open_status.ToString());
-  }
-  absl::StatusOr<ModuleRow> row = mm->module->FindRow(lookup_pc - mm->load_bias);
-  if (!row.ok()) {
-    return Stop(StopForError(row.status()), row.status().ToString());
-  }
-  absl::StatusOr<ApplyResult> applied =
-      ApplyRow(row->row, regs, memory, mm->load_bias);
+// What a step needs besides the frame itself.
+struct StepContext {
+  const SourcePolicy& policy;
+  bool exact_pc;  // pc is where the thread is, not a return address
+  const std::vector<proc::Mapping>& mappings;
+};
+
+Step ApplyStep(const Row& row, Method method, memory::Memory& memory,
+               const arch::RegisterSet& regs, uint64_t load_bias) {
+  absl::StatusOr<ApplyResult> applied = ApplyRow(row, regs, memory, load_bias);
   if (!applied.ok()) {
     return Stop(StopForError(applied.status()), applied.status().ToString());
   }
@@ -79,8 +74,63 @@ Step StepOnce(MappedModule* mm, uint64_t lookup_pc, memory::Memory& memory,
   Step s;
   s.ok = true;
   s.caller = applied->caller;
-  s.signal_frame = row->row.signal_frame;
-  s.method = s.signal_frame ? Method::kSignal : row->method;
+  s.signal_frame = row.signal_frame;
+  s.method = s.signal_frame ? Method::kSignal : method;
+  return s;
+}
+
+// The frame-pointer chain, once the frame record passed its checks (aligned,
+// in the stack that holds sp, above sp). A zero frame pointer ends the chain;
+// a frame pointer that fails the checks is no unwind information at all.
+Step FramePointerStep(memory::Memory& memory, const arch::RegisterSet& regs,
+                      const StepContext& ctx) {
+  absl::Status ok =
+      fp::CheckFrameRecord(regs, fp::StackBoundsFor(ctx.mappings, regs.sp()));
+  if (!ok.ok()) {
+    return Stop(absl::IsNotFound(ok) ? StopReason::kEndOfStack
+                                     : StopReason::kNoUnwindInfo,
+                ok.ToString());
+  }
+  return ApplyStep(fp::FramePointerRow(regs.arch()), Method::kFramePointer,
+                   memory, regs, 0);
+}
+
+Step StepOnce(MappedModule* mm, uint64_t lookup_pc, memory::Memory& memory,
+              const arch::RegisterSet& regs, const StepContext& ctx) {
+  if (Step s = SignalTrampolineStep(memory, regs); s.ok) return s;
+  if (mm == nullptr || mm->module == nullptr) {
+    // Code no file describes (JIT code, anonymous executable memory) or a
+    // file that could not be opened: only the frame-pointer chain can help.
+    if (ctx.policy.Contains(Source::kFramePointer)) {
+      return FramePointerStep(memory, regs, ctx);
+    }
+    if (mm == nullptr) {
+      return Stop(StopReason::kNoUnwindInfo,
+                  absl::StrFormat("no module maps 0x%x", lookup_pc));
+    }
+    return Stop(StopReason::kNoUnwindInfo, mm->open_status.ToString());
+  }
+  SourcePolicy policy = ctx.policy;
+  Step s = Stop(StopReason::kNoUnwindInfo, "");
+  for (int attempt = 0; attempt < SourcePolicy::kMaxSources; ++attempt) {
+    absl::StatusOr<ModuleRow> row =
+        mm->module->FindRow(lookup_pc - mm->load_bias, policy, ctx.exact_pc);
+    if (!row.ok()) {
+      return attempt == 0 ? Stop(StopForError(row.status()), row.status().ToString())
+                          : s;
+    }
+    if (row->method != Method::kFramePointer) {
+      return ApplyStep(row->row, row->method, memory, regs, mm->load_bias);
+    }
+    s = FramePointerStep(memory, regs, ctx);
+    if (s.ok || s.stop == StopReason::kEndOfStack) return s;
+    // The chain is broken at this frame: the sources after the one that
+    // offered it (fp itself, or sframe for SFRAME_F_FRAME_POINTER) may know.
+    policy = policy.After(policy.Contains(Source::kFramePointer)
+                              ? Source::kFramePointer
+                              : Source::kSframe);
+    if (policy.sources().empty()) return s;
+  }
   return s;
 }
 
@@ -112,7 +162,8 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
       out.stop = StopReason::kMaxFrames;
       return out;
     }
-    Step step = StepOnce(mm, lookup_pc, memory, regs);
+    Step step = StepOnce(mm, lookup_pc, memory, regs,
+                         StepContext{options.sources, exact_pc, space.mappings()});
     if (!step.ok) {
       out.stop = step.stop;
       out.stop_detail = std::move(step.detail);

@@ -26,6 +26,7 @@
 #include "unwinder/address_space.h"
 #include "unwinder/method.h"
 #include "unwinder/module_cache.h"
+#include "unwinder/source_policy.h"
 
 namespace unwindd::unwinder {
 
@@ -34,6 +35,9 @@ inline constexpr int kMaxMaxFrames = 65536;
 
 struct UnwindOptions {
   int max_frames = kDefaultMaxFrames;
+  // Which unwind-info sources to use, in order (`--sources=LIST`; default
+  // eh_frame, debug_frame, sframe, fp). See source_policy.h.
+  SourcePolicy sources;
   // Checked between frames; when it becomes true the walk stops early.
   const std::atomic<bool>* cancel = nullptr;
 };
