@@ -112,9 +112,9 @@ absl::StatusOr<size_t> ReadChunk(int fd, std::vector<uint8_t>& buf) {
 }
 
 absl::Status Corrupt(Compression c, uint64_t in_offset, absl::string_view why) {
-  return absl::DataLossError(absl::StrFormat(
-      "%s data is corrupt near input offset %d: %s", CompressionName(c),
-      in_offset, why));
+  return absl::DataLossError(
+      absl::StrFormat("%s data is corrupt near input offset %d: %s",
+                      CompressionName(c), in_offset, why));
 }
 
 absl::Status Truncated(Compression c, uint64_t in_size) {
@@ -125,7 +125,7 @@ absl::Status Truncated(Compression c, uint64_t in_size) {
 
 absl::Status DecodeZstd(int in_fd, SparseWriter& out) {
   std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx(ZSTD_createDCtx(),
-                                                         ZSTD_freeDCtx);
+                                                          ZSTD_freeDCtx);
   if (dctx == nullptr) return absl::ResourceExhaustedError("ZSTD_createDCtx");
   std::vector<uint8_t> in_buf(kInputChunk), out_buf(kOutputChunk);
   uint64_t in_offset = 0;
@@ -289,8 +289,8 @@ Compression DetectCompression(absl::Span<const uint8_t> h) {
   return Compression::kNone;
 }
 
-absl::StatusOr<ScopedFd> DecompressToTempFile(int in_fd, Compression format,
-                                              const DecompressOptions& options) {
+absl::StatusOr<ScopedFd> DecompressToTempFile(
+    int in_fd, Compression format, const DecompressOptions& options) {
   absl::StatusOr<ScopedFd> tmp = CreateTempFile(TempDir(options));
   if (!tmp.ok()) return tmp.status();
   SparseWriter out(tmp->get(), options.max_output_bytes);
@@ -319,9 +319,11 @@ absl::StatusOr<OpenedFile> OpenMaybeDecompressed(
   ScopedFd fd = OpenCloexec(path.c_str(), O_RDONLY);
   if (!fd.valid()) return Errno(errno, absl::StrCat("cannot open ", path));
   struct stat st;
-  if (fstat(fd.get(), &st) != 0) return Errno(errno, absl::StrCat("stat ", path));
+  if (fstat(fd.get(), &st) != 0)
+    return Errno(errno, absl::StrCat("stat ", path));
   if (!S_ISREG(st.st_mode)) {
-    return absl::InvalidArgumentError(absl::StrCat(path, " is not a regular file"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, " is not a regular file"));
   }
   uint8_t head[8] = {};
   ssize_t n;
@@ -342,7 +344,8 @@ absl::StatusOr<OpenedFile> OpenMaybeDecompressed(
     return absl::Status(plain.status().code(),
                         absl::StrCat(path, ": ", plain.status().message()));
   }
-  if (fstat(plain->get(), &st) != 0) return Errno(errno, "stat of temporary file");
+  if (fstat(plain->get(), &st) != 0)
+    return Errno(errno, "stat of temporary file");
   out.fd = std::move(*plain);
   out.size = static_cast<uint64_t>(st.st_size);
   return out;

@@ -45,8 +45,8 @@ std::vector<uint8_t> Xz(const std::vector<uint8_t>& in) {
 
 std::vector<uint8_t> Lz4(const std::vector<uint8_t>& in) {
   std::vector<uint8_t> out(LZ4F_compressFrameBound(in.size(), nullptr));
-  size_t n = LZ4F_compressFrame(out.data(), out.size(), in.data(), in.size(),
-                                nullptr);
+  size_t n =
+      LZ4F_compressFrame(out.data(), out.size(), in.data(), in.size(), nullptr);
   EXPECT_FALSE(LZ4F_isError(n));
   out.resize(n);
   return out;
@@ -103,7 +103,8 @@ TEST_P(DecompressTest, ConcatenatedStreams) {
   std::vector<uint8_t> both = GetParam().compress(a);
   std::vector<uint8_t> second = GetParam().compress(b);
   both.insert(both.end(), second.begin(), second.end());
-  absl::StatusOr<OpenedFile> f = OpenMaybeDecompressed(WriteTemp(both), Options());
+  absl::StatusOr<OpenedFile> f =
+      OpenMaybeDecompressed(WriteTemp(both), Options());
   ASSERT_TRUE(f.ok()) << f.status();
   std::vector<uint8_t> expect = a;
   expect.insert(expect.end(), b.begin(), b.end());
@@ -132,17 +133,17 @@ TEST_P(DecompressTest, OutputLimitIsResourceExhausted) {
   EXPECT_TRUE(absl::IsResourceExhausted(f.status())) << f.status();
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, DecompressTest,
-                         ::testing::Values(Case{"zstd", Zstd, Compression::kZstd},
-                                           Case{"xz", Xz, Compression::kXz},
-                                           Case{"lz4", Lz4, Compression::kLz4}),
-                         [](const ::testing::TestParamInfo<Case>& i) {
-                           return i.param.name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Formats, DecompressTest,
+    ::testing::Values(Case{"zstd", Zstd, Compression::kZstd},
+                      Case{"xz", Xz, Compression::kXz},
+                      Case{"lz4", Lz4, Compression::kLz4}),
+    [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
 
 TEST(DecompressPlainTest, UncompressedFileIsOpenedAsIs) {
   std::vector<uint8_t> plain = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0, 0};
-  absl::StatusOr<OpenedFile> f = OpenMaybeDecompressed(WriteTemp(plain), Options());
+  absl::StatusOr<OpenedFile> f =
+      OpenMaybeDecompressed(WriteTemp(plain), Options());
   ASSERT_TRUE(f.ok());
   EXPECT_EQ(f->compression, Compression::kNone);
   EXPECT_EQ(f->size, plain.size());

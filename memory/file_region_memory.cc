@@ -43,7 +43,8 @@ class FileRegionMemory final : public Memory {
     // Stops at the end of the piece: the caller asks again for the rest,
     // which may come from another file.
     const uint64_t n = std::min<uint64_t>(dst.size(), it->end - addr);
-    return PreadFully(it->fd, dst.data(), n, it->file_offset + (addr - it->start));
+    return PreadFully(it->fd, dst.data(), n,
+                      it->file_offset + (addr - it->start));
   }
 
  private:
@@ -59,8 +60,8 @@ size_t PreadFully(int fd, uint8_t* dst, size_t size, uint64_t offset) {
   while (done < size) {
     // Offsets past INT64_MAX cannot be expressed to pread(): unreadable.
     if (offset + done > static_cast<uint64_t>(INT64_MAX)) break;
-    ssize_t n = pread(fd, dst + done, size - done,
-                      static_cast<off_t>(offset + done));
+    ssize_t n =
+        pread(fd, dst + done, size - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     done += static_cast<size_t>(n);
@@ -71,9 +72,9 @@ size_t PreadFully(int fd, uint8_t* dst, size_t size, uint64_t offset) {
 absl::StatusOr<std::unique_ptr<Memory>> CreateFileRegionMemory(
     std::vector<FileRegion> regions) {
   if (regions.size() > kMaxFileRegions) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%d file regions, more than the limit of %d", regions.size(),
-        kMaxFileRegions));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%d file regions, more than the limit of %d",
+                        regions.size(), kMaxFileRegions));
   }
   // Boundary events: (address, region index, is_start).
   struct Event {
@@ -87,20 +88,19 @@ absl::StatusOr<std::unique_ptr<Memory>> CreateFileRegionMemory(
     const FileRegion& r = regions[i];
     if (r.size == 0) continue;
     if (r.file == nullptr || !r.file->valid()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "file region at 0x%x has no open file", r.start));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("file region at 0x%x has no open file", r.start));
     }
     if (r.size > UINT64_MAX - r.start) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "file region at 0x%x of 0x%x bytes wraps the address space",
-          r.start, r.size));
+          "file region at 0x%x of 0x%x bytes wraps the address space", r.start,
+          r.size));
     }
     events.push_back({r.start, i, true});
     events.push_back({r.start + r.size, i, false});
   }
-  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
-    return a.addr < b.addr;
-  });
+  std::sort(events.begin(), events.end(),
+            [](const Event& a, const Event& b) { return a.addr < b.addr; });
 
   std::vector<Piece> pieces;
   std::set<size_t> active;  // indexes of regions covering the sweep point
@@ -133,7 +133,8 @@ absl::StatusOr<std::unique_ptr<Memory>> CreateFileRegionMemory(
   }
   std::sort(files.begin(), files.end());
   files.erase(std::unique(files.begin(), files.end()), files.end());
-  return std::make_unique<FileRegionMemory>(std::move(files), std::move(pieces));
+  return std::make_unique<FileRegionMemory>(std::move(files),
+                                            std::move(pieces));
 }
 
 }  // namespace unwindd::memory

@@ -4,7 +4,8 @@
 //
 //   auto core = std::make_shared<ScopedFd>(OpenCloexec(path, O_RDONLY));
 //   std::vector<FileRegion> regions = {
-//       {.start = 0x7ffd0000, .size = 0x21000, .file = core, .file_offset = 0x5000},
+//       {.start = 0x7ffd0000, .size = 0x21000, .file = core, .file_offset =
+//       0x5000},
 //   };
 //   absl::StatusOr<std::unique_ptr<Memory>> m =
 //       CreateFileRegionMemory(std::move(regions));

@@ -80,7 +80,8 @@ TEST(FileRegionMemoryTest, RegionPastEndOfFileIsReadableToEof) {
 TEST(FileRegionMemoryTest, IdenticalOverlapsResolveToTheFirst) {
   auto a = PatternFile(0x1000, 1);
   auto b = PatternFile(0x1000, 2);
-  auto m = CreateFileRegionMemory({{0x1000, 0x1000, a, 0}, {0x1000, 0x1000, b, 0}});
+  auto m =
+      CreateFileRegionMemory({{0x1000, 0x1000, a, 0}, {0x1000, 0x1000, b, 0}});
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(*(*m)->ReadU8(0x1000), 1);
 }

@@ -28,8 +28,8 @@ bool CheckedAdd(uint64_t a, uint64_t b, uint64_t* out) {
 }
 
 absl::Status Unreadable(absl::Status s, absl::string_view what, uint64_t addr) {
-  return absl::Status(s.code(),
-                      absl::StrFormat("%s at 0x%x: %s", what, addr, s.message()));
+  return absl::Status(
+      s.code(), absl::StrFormat("%s at 0x%x: %s", what, addr, s.message()));
 }
 
 ElfPhdr ParsePhdr(const uint8_t* p, uint8_t elf_class) {
@@ -63,7 +63,8 @@ void ComputeLoadBias(ElfImage& img) {
       first = &p;
     }
   }
-  if (first != nullptr) img.load_bias = img.base - (first->vaddr - first->offset);
+  if (first != nullptr)
+    img.load_bias = img.base - (first->vaddr - first->offset);
 }
 
 }  // namespace
@@ -77,8 +78,8 @@ absl::StatusOr<std::vector<ElfPhdr>> ReadPhdrs(memory::Memory& mem,
   }
   uint64_t end;
   if (!CheckedAdd(addr, count * entsize, &end)) {
-    return absl::DataLossError(
-        absl::StrFormat("program headers at 0x%x wrap the address space", addr));
+    return absl::DataLossError(absl::StrFormat(
+        "program headers at 0x%x wrap the address space", addr));
   }
   std::vector<uint8_t> bytes(count * entsize);
   absl::Status s = mem.ReadFully(addr, absl::MakeSpan(bytes));
@@ -111,8 +112,8 @@ absl::StatusOr<ElfImage> ReadElfImage(memory::Memory& mem, uint64_t base,
   img.base = base;
   img.elf_class = h[EI_CLASS];
   if (img.elf_class != ELFCLASS32 && img.elf_class != ELFCLASS64) {
-    return absl::DataLossError(
-        absl::StrFormat("ELF header at 0x%x: bad class %d", base, img.elf_class));
+    return absl::DataLossError(absl::StrFormat(
+        "ELF header at 0x%x: bad class %d", base, img.elf_class));
   }
   if (h[EI_DATA] != ELFDATA2LSB) {
     return absl::UnimplementedError(
@@ -132,8 +133,8 @@ absl::StatusOr<ElfImage> ReadElfImage(memory::Memory& mem, uint64_t base,
   uint64_t phnum = Le(h + (is64 ? 56 : 44), 2);
   img.shnum = static_cast<uint16_t>(Le(h + (is64 ? 60 : 48), 2));
   if (phnum != 0 && phentsize != (is64 ? 56u : 32u)) {
-    return absl::DataLossError(absl::StrFormat(
-        "ELF header at 0x%x: e_phentsize %d", base, phentsize));
+    return absl::DataLossError(
+        absl::StrFormat("ELF header at 0x%x: e_phentsize %d", base, phentsize));
   }
   // gABI: PN_XNUM means the real count is in section header 0's sh_info.
   if (phnum == PN_XNUM && max_phdrs > PN_XNUM) {
@@ -149,14 +150,14 @@ absl::StatusOr<ElfImage> ReadElfImage(memory::Memory& mem, uint64_t base,
     phnum = Le(sh + (is64 ? 44 : 28), 4);
   }
   if (phnum > max_phdrs) {
-    return absl::DataLossError(absl::StrFormat(
-        "ELF header at 0x%x: %d program headers, more than %d", base, phnum,
-        max_phdrs));
+    return absl::DataLossError(
+        absl::StrFormat("ELF header at 0x%x: %d program headers, more than %d",
+                        base, phnum, max_phdrs));
   }
   uint64_t phaddr;
   if (!CheckedAdd(base, phoff, &phaddr)) {
-    return absl::DataLossError(
-        absl::StrFormat("ELF header at 0x%x: e_phoff 0x%x overflows", base, phoff));
+    return absl::DataLossError(absl::StrFormat(
+        "ELF header at 0x%x: e_phoff 0x%x overflows", base, phoff));
   }
   absl::StatusOr<std::vector<ElfPhdr>> phdrs =
       ReadPhdrs(mem, phaddr, phnum, img.elf_class);
@@ -179,7 +180,8 @@ absl::StatusOr<ElfImage> ElfImageFromPhdrs(memory::Memory& mem,
   const ElfPhdr* first_load = nullptr;
   for (const ElfPhdr& p : *phdrs) {
     if (p.type == PT_PHDR) pt_phdr = &p;
-    if (p.type == PT_LOAD && (first_load == nullptr || p.offset < first_load->offset)) {
+    if (p.type == PT_LOAD &&
+        (first_load == nullptr || p.offset < first_load->offset)) {
       first_load = &p;
     }
   }
@@ -213,16 +215,18 @@ absl::StatusOr<std::string> ReadBuildId(memory::Memory& mem,
     if (!mem.ReadFully(addr, absl::MakeSpan(bytes)).ok()) continue;
     ParsedNotes notes = ParseNotes(bytes, addr, p.align);
     for (const CoreNote& n : notes.notes) {
-      if (n.type != NT_GNU_BUILD_ID || n.name != "GNU" || n.desc.empty()) continue;
+      if (n.type != NT_GNU_BUILD_ID || n.name != "GNU" || n.desc.empty())
+        continue;
       std::string hex;
-      for (uint8_t b : n.desc.first(std::min(n.desc.size(), kMaxBuildIdBytes))) {
+      for (uint8_t b :
+           n.desc.first(std::min(n.desc.size(), kMaxBuildIdBytes))) {
         absl::StrAppendFormat(&hex, "%02x", b);
       }
       return hex;
     }
   }
-  return absl::NotFoundError(
-      absl::StrFormat("no readable build-id note in the image at 0x%x", image.base));
+  return absl::NotFoundError(absl::StrFormat(
+      "no readable build-id note in the image at 0x%x", image.base));
 }
 
 absl::StatusOr<std::vector<std::pair<int64_t, uint64_t>>> ReadDynamic(
@@ -271,8 +275,9 @@ absl::StatusOr<std::string> ReadCString(memory::Memory& mem, uint64_t addr,
       absl::StrFormat("string at 0x%x is longer than %d bytes", addr, max_len));
 }
 
-absl::StatusOr<std::vector<uint8_t>> RebuildImageFromMemory(
-    memory::Memory& mem, uint64_t base, uint64_t max_size) {
+absl::StatusOr<std::vector<uint8_t>> RebuildImageFromMemory(memory::Memory& mem,
+                                                            uint64_t base,
+                                                            uint64_t max_size) {
   absl::StatusOr<ElfImage> img = ReadElfImage(mem, base, ElfView::kLoaded);
   if (!img.ok()) return img.status();
   uint64_t size = 0;
@@ -288,15 +293,16 @@ absl::StatusOr<std::vector<uint8_t>> RebuildImageFromMemory(
     size = std::max(size, end);
   }
   if (size == 0) {
-    return absl::NotFoundError(absl::StrFormat("the image at 0x%x has no PT_LOAD", base));
+    return absl::NotFoundError(
+        absl::StrFormat("the image at 0x%x has no PT_LOAD", base));
   }
   std::vector<uint8_t> image(size);
   for (const ElfPhdr& p : img->phdrs) {
     if (p.type != PT_LOAD || p.filesz == 0) continue;
     uint64_t addr;
     if (!CheckedAdd(img->load_bias, p.vaddr, &addr)) continue;
-    absl::Status s = mem.ReadFully(
-        addr, absl::MakeSpan(image.data() + p.offset, p.filesz));
+    absl::Status s =
+        mem.ReadFully(addr, absl::MakeSpan(image.data() + p.offset, p.filesz));
     if (!s.ok() && !(p.flags & PF_W)) {
       return Unreadable(s, "code of the image", addr);
     }
@@ -320,7 +326,8 @@ std::pair<uint64_t, uint64_t> LoadedExtent(const ElfImage& image,
     if (p.type != PT_LOAD || p.memsz == 0) continue;
     uint64_t start, end;
     if (!CheckedAdd(image.load_bias, p.vaddr, &start) ||
-        !CheckedAdd(start, p.memsz, &end) || !CheckedAdd(end, page_size - 1, &end)) {
+        !CheckedAdd(start, p.memsz, &end) ||
+        !CheckedAdd(end, page_size - 1, &end)) {
       continue;
     }
     lo = std::min(lo, start & ~(page_size - 1));

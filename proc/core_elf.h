@@ -36,7 +36,7 @@ struct ElfPhdr {
 };
 
 struct ElfImage {
-  uint64_t base = 0;  // address of the ELF header in the memory read
+  uint64_t base = 0;      // address of the ELF header in the memory read
   uint8_t elf_class = 0;  // ELFCLASS32 / ELFCLASS64
   uint16_t type = 0;      // ET_EXEC, ET_DYN, ET_CORE
   uint16_t machine = 0;
@@ -94,8 +94,9 @@ absl::StatusOr<std::string> ReadCString(memory::Memory& mem, uint64_t addr,
 // consumers find the tables through PT_GNU_EH_FRAME. OutOfRange when the
 // read-only segments were not dumped (the usual kernel core), DataLoss for
 // an image larger than `max_size`.
-absl::StatusOr<std::vector<uint8_t>> RebuildImageFromMemory(
-    memory::Memory& mem, uint64_t base, uint64_t max_size);
+absl::StatusOr<std::vector<uint8_t>> RebuildImageFromMemory(memory::Memory& mem,
+                                                            uint64_t base,
+                                                            uint64_t max_size);
 
 // [lowest, highest) target addresses of the loaded image's PT_LOAD
 // segments, page-aligned; {0, 0} if it has none.

@@ -54,11 +54,13 @@ TEST(CoreElfTest, FileAndLoadedViewsAgree) {
       *self, getauxval(AT_PHDR), getauxval(AT_PHNUM), ELFCLASS64);
   ASSERT_TRUE(exe.ok()) << exe.status();
   EXPECT_EQ(exe->load_bias, MainProgramBias());
-  absl::StatusOr<std::string> mem_id = ReadBuildId(*self, *exe, ElfView::kLoaded);
+  absl::StatusOr<std::string> mem_id =
+      ReadBuildId(*self, *exe, ElfView::kLoaded);
   ASSERT_TRUE(mem_id.ok()) << mem_id.status();
   EXPECT_EQ(*mem_id, *file_id);
 
-  absl::StatusOr<ElfImage> at_base = ReadElfImage(*self, exe->base, ElfView::kLoaded);
+  absl::StatusOr<ElfImage> at_base =
+      ReadElfImage(*self, exe->base, ElfView::kLoaded);
   ASSERT_TRUE(at_base.ok());
   EXPECT_EQ(at_base->load_bias, exe->load_bias);
   auto [lo, hi] = LoadedExtent(*at_base);
@@ -83,19 +85,23 @@ TEST(CoreElfTest, RebuiltImageHasTheBuildIdAndNoSections) {
   absl::StatusOr<ElfImage> f = ReadElfImage(*file, 0, ElfView::kFile);
   EXPECT_EQ(*ReadBuildId(*mem, *parsed, ElfView::kFile),
             *ReadBuildId(*file, *f, ElfView::kFile));
-  EXPECT_TRUE(absl::IsDataLoss(RebuildImageFromMemory(*self, exe->base, 100).status()));
+  EXPECT_TRUE(
+      absl::IsDataLoss(RebuildImageFromMemory(*self, exe->base, 100).status()));
 }
 
 TEST(CoreElfTest, MalformedHeaders) {
   memory::testing::MapMemory m;
-  EXPECT_TRUE(absl::IsOutOfRange(ReadElfImage(m, 0x1000, ElfView::kLoaded).status()));
+  EXPECT_TRUE(
+      absl::IsOutOfRange(ReadElfImage(m, 0x1000, ElfView::kLoaded).status()));
   m.Put(0x1000, {0x7f, 'E', 'L', 'F', 2, 1, 1});
   // Cut short after e_ident.
-  EXPECT_TRUE(absl::IsOutOfRange(ReadElfImage(m, 0x1000, ElfView::kLoaded).status()));
+  EXPECT_TRUE(
+      absl::IsOutOfRange(ReadElfImage(m, 0x1000, ElfView::kLoaded).status()));
   std::vector<uint8_t> h(64, 0);
   h[0] = 0x7f, h[1] = 'E', h[2] = 'L', h[3] = 'F', h[4] = 2, h[5] = 2;
   m.Put(0x2000, h);
-  EXPECT_TRUE(absl::IsUnimplemented(ReadElfImage(m, 0x2000, ElfView::kLoaded).status()));
+  EXPECT_TRUE(absl::IsUnimplemented(
+      ReadElfImage(m, 0x2000, ElfView::kLoaded).status()));
   h[5] = 1;
   h[54] = 56;    // e_phentsize
   h[56] = 0xff;  // e_phnum 0xffff (PN_XNUM) without a section header
@@ -107,7 +113,8 @@ TEST(CoreElfTest, MalformedHeaders) {
   h[32] = 0xf0;  // e_phoff 0xff..f0 wraps past 2^64 from 0x4000
   for (int i = 33; i < 40; ++i) h[i] = 0xff;
   m.Put(0x4000, h);
-  EXPECT_TRUE(absl::IsDataLoss(ReadElfImage(m, 0x4000, ElfView::kLoaded).status()));
+  EXPECT_TRUE(
+      absl::IsDataLoss(ReadElfImage(m, 0x4000, ElfView::kLoaded).status()));
   EXPECT_TRUE(absl::IsDataLoss(ReadCString(m, 0x2000, 3).status()));
 }
 

@@ -38,7 +38,8 @@ std::optional<uint64_t> CoreFile::Auxv(uint64_t type) const {
 }
 
 absl::StatusOr<CoreFile> CoreFile::Read(
-    std::shared_ptr<const memory::ScopedFd> fd, uint64_t size, std::string name) {
+    std::shared_ptr<const memory::ScopedFd> fd, uint64_t size,
+    std::string name) {
   CoreFile core;
   core.name_ = std::move(name);
   core.fd_ = fd;
@@ -51,8 +52,9 @@ absl::StatusOr<CoreFile> CoreFile::Read(
   uint8_t magic[SELFMAG] = {};
   if ((*file)->Read(0, absl::MakeSpan(magic)) != SELFMAG ||
       std::memcmp(magic, ELFMAG, SELFMAG) != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s is not an ELF core file (no ELF magic; %d bytes)", core.name_, size));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s is not an ELF core file (no ELF magic; %d bytes)",
+                        core.name_, size));
   }
   absl::StatusOr<ElfImage> elf =
       ReadElfImage(**file, 0, ElfView::kFile, kMaxCoreSegments);
@@ -62,18 +64,20 @@ absl::StatusOr<CoreFile> CoreFile::Read(
     absl::StatusCode code = absl::IsUnimplemented(elf.status())
                                 ? absl::StatusCode::kUnimplemented
                                 : absl::StatusCode::kDataLoss;
-    return absl::Status(code, absl::StrFormat("%s: %s", core.name_,
-                                              elf.status().message()));
+    return absl::Status(
+        code, absl::StrFormat("%s: %s", core.name_, elf.status().message()));
   }
   if (elf->type != ET_CORE) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s is an ELF file of type %d, not a core file (ET_CORE)", core.name_,
         elf->type));
   }
-  absl::StatusOr<arch::Arch> a = arch::ArchFromElfMachine(elf->machine, elf->elf_class);
+  absl::StatusOr<arch::Arch> a =
+      arch::ArchFromElfMachine(elf->machine, elf->elf_class);
   if (!a.ok()) {
-    return absl::Status(a.status().code(),
-                        absl::StrFormat("%s: %s", core.name_, a.status().message()));
+    return absl::Status(
+        a.status().code(),
+        absl::StrFormat("%s: %s", core.name_, a.status().message()));
   }
   core.arch_ = *a;
   core.elf_class_ = elf->elf_class;
@@ -103,7 +107,8 @@ absl::StatusOr<CoreFile> CoreFile::Read(
           p.vaddr, p.filesz, p.memsz));
       seg.filesz = seg.memsz;
     }
-    seg.in_file = seg.offset >= size ? 0 : std::min(seg.filesz, size - seg.offset);
+    seg.in_file =
+        seg.offset >= size ? 0 : std::min(seg.filesz, size - seg.offset);
     if (seg.in_file < seg.filesz) {
       ++truncated_segments;
       missing_bytes += seg.filesz - seg.in_file;
@@ -122,12 +127,15 @@ absl::StatusOr<CoreFile> CoreFile::Read(
   std::vector<const CoreSegment*> by_addr;
   for (const CoreSegment& s : core.segments_) by_addr.push_back(&s);
   std::sort(by_addr.begin(), by_addr.end(),
-            [](const CoreSegment* a, const CoreSegment* b) { return a->vaddr < b->vaddr; });
+            [](const CoreSegment* a, const CoreSegment* b) {
+              return a->vaddr < b->vaddr;
+            });
   for (size_t i = 1; i < by_addr.size(); ++i) {
     if (by_addr[i]->vaddr < by_addr[i - 1]->vaddr + by_addr[i - 1]->memsz) {
-      core.warnings_.push_back(absl::StrFormat(
-          "PT_LOAD segments at 0x%x and 0x%x overlap; the one listed first wins",
-          by_addr[i - 1]->vaddr, by_addr[i]->vaddr));
+      core.warnings_.push_back(
+          absl::StrFormat("PT_LOAD segments at 0x%x and 0x%x overlap; the one "
+                          "listed first wins",
+                          by_addr[i - 1]->vaddr, by_addr[i]->vaddr));
       break;
     }
   }
@@ -140,7 +148,8 @@ absl::StatusOr<CoreFile> CoreFile::Read(
   return core;
 }
 
-absl::Status CoreFile::ReadNotes(uint64_t offset, uint64_t filesz, uint64_t align) {
+absl::Status CoreFile::ReadNotes(uint64_t offset, uint64_t filesz,
+                                 uint64_t align) {
   const uint64_t avail = offset >= size_ ? 0 : std::min(filesz, size_ - offset);
   if (avail > kMaxCoreNoteBytes - note_bytes_) {
     return absl::ResourceExhaustedError(absl::StrFormat(
@@ -151,14 +160,15 @@ absl::Status CoreFile::ReadNotes(uint64_t offset, uint64_t filesz, uint64_t alig
   // Notes are parsed from a copy: CoreNote::desc points into it only while
   // TakeNote runs.
   std::vector<uint8_t> bytes(avail);
-  size_t got = memory::PreadFully(fd_->get(), bytes.data(), bytes.size(), offset);
+  size_t got =
+      memory::PreadFully(fd_->get(), bytes.data(), bytes.size(), offset);
   bytes.resize(got);
   ParsedNotes parsed = ParseNotes(bytes, offset, align);
   for (const CoreNote& n : parsed.notes) TakeNote(n);
   if (!parsed.error.ok()) {
-    return absl::DataLossError(absl::StrFormat(
-        "%s: %s; %d notes before it were used", name_, parsed.error.message(),
-        parsed.notes.size()));
+    return absl::DataLossError(
+        absl::StrFormat("%s: %s; %d notes before it were used", name_,
+                        parsed.error.message(), parsed.notes.size()));
   }
   if (got < filesz) {
     return absl::DataLossError(absl::StrFormat(
@@ -171,14 +181,16 @@ absl::Status CoreFile::ReadNotes(uint64_t offset, uint64_t filesz, uint64_t alig
 
 void CoreFile::TakeNote(const CoreNote& note) {
   const int w = word_size();
-  if (note.name == "LINUX" && note.type == kNtArmPacMask && note.desc.size() >= 16) {
+  if (note.name == "LINUX" && note.type == kNtArmPacMask &&
+      note.desc.size() >= 16) {
     pac_mask_ = arch::PacMask{LoadLe(note.desc, 0, 8), LoadLe(note.desc, 8, 8)};
     return;
   }
   if (note.name != "CORE") return;
   switch (note.type) {
     case kNtPrStatus: {
-      absl::StatusOr<arch::CorePrStatus> st = arch::ParseCorePrStatus(arch_, note.desc);
+      absl::StatusOr<arch::CorePrStatus> st =
+          arch::ParseCorePrStatus(arch_, note.desc);
       CoreThread t;
       if (st.ok()) {
         t.tid = st->pid;
@@ -190,13 +202,14 @@ void CoreFile::TakeNote(const CoreNote& note) {
         const size_t pid_off = w == 8 ? 32 : 24;
         if (note.desc.size() < pid_off + 4) {
           warnings_.push_back(absl::StrFormat(
-              "NT_PRSTATUS at file offset 0x%x is %d bytes: ignored", note.offset,
-              note.desc.size()));
+              "NT_PRSTATUS at file offset 0x%x is %d bytes: ignored",
+              note.offset, note.desc.size()));
           return;
         }
         t.tid = static_cast<pid_t>(LoadLe(note.desc, pid_off, 4));
-        t.regs = absl::DataLossError(absl::StrFormat(
-            "NT_PRSTATUS at file offset 0x%x: %s", note.offset, st.status().message()));
+        t.regs = absl::DataLossError(
+            absl::StrFormat("NT_PRSTATUS at file offset 0x%x: %s", note.offset,
+                            st.status().message()));
       }
       for (const CoreThread& other : threads_) {
         if (other.tid == t.tid) {

@@ -57,8 +57,9 @@ class CoreFile {
  public:
   // `fd` is kept (shared) for reading segments; `size` is the file's size;
   // `name` is for messages.
-  static absl::StatusOr<CoreFile> Read(std::shared_ptr<const memory::ScopedFd> fd,
-                                       uint64_t size, std::string name);
+  static absl::StatusOr<CoreFile> Read(
+      std::shared_ptr<const memory::ScopedFd> fd, uint64_t size,
+      std::string name);
 
   const std::string& name() const { return name_; }
   const std::shared_ptr<const memory::ScopedFd>& fd() const { return fd_; }
@@ -71,10 +72,14 @@ class CoreFile {
   // that dumped first).
   const std::vector<CoreThread>& threads() const { return threads_; }
   const std::optional<PrpsInfo>& prpsinfo() const { return prpsinfo_; }
-  const std::vector<std::pair<uint64_t, uint64_t>>& auxv() const { return auxv_; }
+  const std::vector<std::pair<uint64_t, uint64_t>>& auxv() const {
+    return auxv_;
+  }
   std::optional<uint64_t> Auxv(uint64_t type) const;
   // Absent when the core has no (usable) NT_FILE note.
-  const std::optional<std::vector<NtFileEntry>>& nt_file() const { return nt_file_; }
+  const std::optional<std::vector<NtFileEntry>>& nt_file() const {
+    return nt_file_;
+  }
   const std::optional<arch::PacMask>& pac_mask() const { return pac_mask_; }
   // PT_LOAD segments in program-header order.
   const std::vector<CoreSegment>& segments() const { return segments_; }

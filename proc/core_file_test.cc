@@ -178,7 +178,7 @@ TEST(CoreFileTest, NtFilePointingOutsideTheFile) {
   CoreLayout l;
   std::vector<uint8_t> bytes = b.Build(&l);
   PutLe(bytes, l.note_offsets[1] + 4, 0x100000, 4);  // descsz
-  PutLe(bytes, l.phdrs + 32, 0x100000, 8);          // PT_NOTE p_filesz
+  PutLe(bytes, l.phdrs + 32, 0x100000, 8);           // PT_NOTE p_filesz
   absl::StatusOr<CoreFile> c = ReadBytes(bytes);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->threads().size(), 1u);

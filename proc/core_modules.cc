@@ -202,10 +202,11 @@ absl::Status FromLinkMap(const CoreFile& core, const SegmentIndex& segs,
     // only writable memory): take its headers from the file and place them
     // with AT_PHDR. PT_DYNAMIC, r_debug and the link_map list are in
     // written, hence dumped, memory.
-    absl::StatusOr<ElfImage> file = file_headers(ExecutableName(core, dumped), true);
+    absl::StatusOr<ElfImage> file =
+        file_headers(ExecutableName(core, dumped), true);
     if (!file.ok()) {
-      return absl::NotFoundError(absl::StrCat(exe.status().message(), "; ",
-                                              file.status().message()));
+      return absl::NotFoundError(
+          absl::StrCat(exe.status().message(), "; ", file.status().message()));
     }
     const ElfPhdr* pt_phdr = nullptr;
     for (const ElfPhdr& p : file->phdrs) {
@@ -217,7 +218,8 @@ absl::Status FromLinkMap(const CoreFile& core, const SegmentIndex& segs,
     } else if (entry) {
       file->load_bias = *entry - file->entry;
     } else {
-      return absl::NotFoundError("the executable has no PT_PHDR and no AT_ENTRY");
+      return absl::NotFoundError(
+          "the executable has no PT_PHDR and no AT_ENTRY");
     }
     exe = std::move(file);
   }
@@ -239,7 +241,8 @@ absl::Status FromLinkMap(const CoreFile& core, const SegmentIndex& segs,
     }
     // A library's header is at its bias when its first PT_LOAD has vaddr 0,
     // as every shared library's does; check the bias agrees.
-    absl::StatusOr<ElfImage> img = ReadElfImage(dumped, e.l_addr, ElfView::kLoaded);
+    absl::StatusOr<ElfImage> img =
+        ReadElfImage(dumped, e.l_addr, ElfView::kLoaded);
     if (!img.ok() || img->load_bias != e.l_addr) {
       img = file_headers(e.name, false);
       if (!img.ok()) {
@@ -269,7 +272,8 @@ void FromElfHeaders(const CoreFile& core, const SegmentIndex& index,
     for (size_t back = 0; back <= kMaxScanBack && back <= i; ++back) {
       const uint64_t base = segs[i - back]->vaddr;
       ++probes;
-      absl::StatusOr<ElfImage> img = ReadElfImage(dumped, base, ElfView::kLoaded);
+      absl::StatusOr<ElfImage> img =
+          ReadElfImage(dumped, base, ElfView::kLoaded);
       if (!img.ok() || (img->type != ET_EXEC && img->type != ET_DYN) ||
           !ImageContains(*img, segs[i]->vaddr)) {
         continue;
@@ -351,8 +355,9 @@ DiscoveredModules DiscoverModules(const CoreFile& core, memory::Memory& dumped,
     }
   }
   AddVdsoAndAnonymous(core, segs, out);
-  std::stable_sort(out.mappings.begin(), out.mappings.end(),
-                   [](const Mapping& a, const Mapping& b) { return a.start < b.start; });
+  std::stable_sort(
+      out.mappings.begin(), out.mappings.end(),
+      [](const Mapping& a, const Mapping& b) { return a.start < b.start; });
   return out;
 }
 

@@ -48,8 +48,8 @@ struct DiscoveredModules {
 
 // For link_map entries whose ELF headers the core did not dump: the headers
 // of the file on this machine for a recorded path (kFile view).
-using FileHeaderReader =
-    std::function<absl::StatusOr<ElfImage>(const std::string& recorded, bool is_exe)>;
+using FileHeaderReader = std::function<absl::StatusOr<ElfImage>(
+    const std::string& recorded, bool is_exe)>;
 
 DiscoveredModules DiscoverModules(const CoreFile& core, memory::Memory& dumped,
                                   const FileHeaderReader& file_headers);

@@ -109,8 +109,8 @@ absl::StatusOr<std::vector<NtFileEntry>> ParseNtFile(
   }
   if (*page_size == 0 || (*page_size & (*page_size - 1)) != 0 ||
       *page_size > (uint64_t{1} << 30)) {
-    return absl::DataLossError(
-        absl::StrFormat("NT_FILE page size %d is not a power of two", *page_size));
+    return absl::DataLossError(absl::StrFormat(
+        "NT_FILE page size %d is not a power of two", *page_size));
   }
   std::vector<NtFileEntry> out(*count);
   for (uint64_t i = 0; i < *count; ++i) {
@@ -118,7 +118,8 @@ absl::StatusOr<std::vector<NtFileEntry>> ParseNtFile(
     absl::StatusOr<uint64_t> end = Word(r, word_size);
     absl::StatusOr<uint64_t> pages = Word(r, word_size);
     if (!start.ok() || !end.ok() || !pages.ok()) {
-      return absl::DataLossError(absl::StrFormat("NT_FILE entry %d is cut short", i));
+      return absl::DataLossError(
+          absl::StrFormat("NT_FILE entry %d is cut short", i));
     }
     if (*end < *start) {
       return absl::DataLossError(absl::StrFormat(
@@ -127,8 +128,8 @@ absl::StatusOr<std::vector<NtFileEntry>> ParseNtFile(
     }
     if (*pages > UINT64_MAX / *page_size) {
       return absl::DataLossError(absl::StrFormat(
-          "NT_FILE entry %d has file offset %d pages of %d bytes: overflows",
-          i, *pages, *page_size));
+          "NT_FILE entry %d has file offset %d pages of %d bytes: overflows", i,
+          *pages, *page_size));
     }
     out[i].start = *start;
     out[i].end = *end;
@@ -137,8 +138,8 @@ absl::StatusOr<std::vector<NtFileEntry>> ParseNtFile(
   for (uint64_t i = 0; i < *count; ++i) {
     absl::StatusOr<absl::string_view> name = r.CString();
     if (!name.ok()) {
-      return absl::DataLossError(absl::StrFormat(
-          "NT_FILE note has %d names for %d files", i, *count));
+      return absl::DataLossError(
+          absl::StrFormat("NT_FILE note has %d names for %d files", i, *count));
     }
     out[i].path = std::string(*name);
   }

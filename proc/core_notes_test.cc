@@ -25,7 +25,8 @@ std::vector<uint8_t> Note(const std::string& name, uint32_t type,
   return b;
 }
 
-std::vector<uint8_t> Concat(std::vector<uint8_t> a, const std::vector<uint8_t>& b) {
+std::vector<uint8_t> Concat(std::vector<uint8_t> a,
+                            const std::vector<uint8_t>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
@@ -45,12 +46,13 @@ TEST(ParseNotesTest, ReadsNamesTypesAndDescriptions) {
 }
 
 TEST(ParseNotesTest, TruncatedDescriptionKeepsEarlierNotes) {
-  std::vector<uint8_t> bytes =
-      Concat(Note("CORE", 1, {1, 2, 3, 4}), Note("CORE", 6, std::vector<uint8_t>(64)));
+  std::vector<uint8_t> bytes = Concat(
+      Note("CORE", 1, {1, 2, 3, 4}), Note("CORE", 6, std::vector<uint8_t>(64)));
   bytes.resize(bytes.size() - 10);
   ParsedNotes n = ParseNotes(bytes, 0, 4);
   EXPECT_TRUE(absl::IsDataLoss(n.error)) << n.error;
-  EXPECT_NE(n.error.message().find("offset 0x18"), std::string::npos) << n.error;
+  EXPECT_NE(n.error.message().find("offset 0x18"), std::string::npos)
+      << n.error;
   EXPECT_EQ(n.notes.size(), 1u);
 }
 
@@ -132,7 +134,8 @@ TEST(ParseNtFileTest, MalformedEntriesAreDataLoss) {
       ParseNtFile(NtFile(1, 4096, {{0x3000, 0x2000, 0}}, {"/a"}), 8).status()));
   // page count * page size overflows
   EXPECT_TRUE(absl::IsDataLoss(
-      ParseNtFile(NtFile(1, 4096, {{0x1000, 0x2000, UINT64_MAX / 2}}, {"/a"}), 8)
+      ParseNtFile(NtFile(1, 4096, {{0x1000, 0x2000, UINT64_MAX / 2}}, {"/a"}),
+                  8)
           .status()));
   // page size not a power of two
   EXPECT_TRUE(absl::IsDataLoss(
@@ -143,7 +146,8 @@ TEST(ParseNtFileTest, MalformedEntriesAreDataLoss) {
   d.push_back('y');
   EXPECT_TRUE(absl::IsDataLoss(ParseNtFile(d, 8).status()));
   // too short for the header
-  EXPECT_TRUE(absl::IsDataLoss(ParseNtFile(std::vector<uint8_t>(12), 8).status()));
+  EXPECT_TRUE(
+      absl::IsDataLoss(ParseNtFile(std::vector<uint8_t>(12), 8).status()));
 }
 
 TEST(ParseNtFileTest, ThirtyTwoBitWords) {
@@ -184,7 +188,8 @@ TEST(ParsePrpsInfoTest, PidAndName) {
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->pid, 4242);
   EXPECT_EQ(p->fname, name.substr(0, 16));
-  EXPECT_TRUE(absl::IsDataLoss(ParsePrpsInfo(std::vector<uint8_t>(50), 8).status()));
+  EXPECT_TRUE(
+      absl::IsDataLoss(ParsePrpsInfo(std::vector<uint8_t>(50), 8).status()));
 }
 
 TEST(ParseSigInfoTest, FaultAddressAndSender) {
@@ -197,14 +202,15 @@ TEST(ParseSigInfoTest, FaultAddressAndSender) {
   EXPECT_EQ(s->number, 11);
   EXPECT_EQ(s->fault_address, 0xdeadu);
   EXPECT_FALSE(s->sender_pid.has_value());
-  PutLe(d, 0, 3, 4);   // SIGQUIT
-  PutLe(d, 8, 0, 4);   // SI_USER
+  PutLe(d, 0, 3, 4);  // SIGQUIT
+  PutLe(d, 8, 0, 4);  // SI_USER
   PutLe(d, 16, 77, 4);
   s = ParseSigInfo(d, 8);
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->sender_pid, 77);
   EXPECT_FALSE(s->fault_address.has_value());
-  EXPECT_TRUE(absl::IsDataLoss(ParseSigInfo(std::vector<uint8_t>(100), 8).status()));
+  EXPECT_TRUE(
+      absl::IsDataLoss(ParseSigInfo(std::vector<uint8_t>(100), 8).status()));
 }
 
 TEST(SignalNamesTest, Names) {

@@ -9,11 +9,16 @@ namespace {
 
 // Where the dynamic linker finds libraries on the distributions we run on
 // (Debian multiarch first, then the traditional directories).
-constexpr absl::string_view kLibraryDirs[] = {
-    "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-    "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-    "/lib/i386-linux-gnu",   "/usr/lib/i386-linux-gnu",
-    "/lib64", "/usr/lib64", "/lib", "/usr/lib"};
+constexpr absl::string_view kLibraryDirs[] = {"/lib/x86_64-linux-gnu",
+                                              "/usr/lib/x86_64-linux-gnu",
+                                              "/lib/aarch64-linux-gnu",
+                                              "/usr/lib/aarch64-linux-gnu",
+                                              "/lib/i386-linux-gnu",
+                                              "/usr/lib/i386-linux-gnu",
+                                              "/lib64",
+                                              "/usr/lib64",
+                                              "/lib",
+                                              "/usr/lib"};
 
 std::string StripTrailingSlashes(absl::string_view p) {
   while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);

@@ -21,7 +21,8 @@ TEST(CorePathsTest, ParsePathMapping) {
 }
 
 TEST(CorePathsTest, NoOptionsIsThePathItself) {
-  EXPECT_EQ(CandidatePaths({}, "/usr/lib/libc.so.6", false), V{"/usr/lib/libc.so.6"});
+  EXPECT_EQ(CandidatePaths({}, "/usr/lib/libc.so.6", false),
+            V{"/usr/lib/libc.so.6"});
 }
 
 TEST(CorePathsTest, ExeOnlyForTheMainExecutable) {
@@ -31,8 +32,8 @@ TEST(CorePathsTest, ExeOnlyForTheMainExecutable) {
 }
 
 TEST(CorePathsTest, PathMapsByWholeComponentsThenSysroot) {
-  FileLookup l{.sysroot = "/sr/", .path_map = {{"/opt/app", "/home/a"},
-                                               {"/opt", "/mnt/opt"}}};
+  FileLookup l{.sysroot = "/sr/",
+               .path_map = {{"/opt/app", "/home/a"}, {"/opt", "/mnt/opt"}}};
   EXPECT_EQ(CandidatePaths(l, "/opt/app/bin/x", false),
             (V{"/home/a/bin/x", "/mnt/opt/app/bin/x", "/sr/opt/app/bin/x"}));
   // /opt/app does not map /opt/application.
@@ -44,7 +45,8 @@ TEST(CorePathsTest, PathMapsByWholeComponentsThenSysroot) {
 
 TEST(CorePathsTest, RootMappingAndRootSysroot) {
   FileLookup l{.sysroot = "/", .path_map = {{"/", "/chroot"}}};
-  EXPECT_EQ(CandidatePaths(l, "/lib/a.so", false), (V{"/chroot/lib/a.so", "/lib/a.so"}));
+  EXPECT_EQ(CandidatePaths(l, "/lib/a.so", false),
+            (V{"/chroot/lib/a.so", "/lib/a.so"}));
 }
 
 TEST(CorePathsTest, BareSonamesSearchLibraryDirectories) {

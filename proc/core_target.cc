@@ -21,9 +21,7 @@ namespace {
 
 // A mapping whose file the core names: a recorded path (inode 0, since
 // cores do not record inodes), not "[vdso]" or an anonymous mapping.
-bool NamesFile(const Mapping& m) {
-  return !m.path.empty() && m.path[0] != '[';
-}
+bool NamesFile(const Mapping& m) { return !m.path.empty() && m.path[0] != '['; }
 
 struct OpenedCandidate {
   std::shared_ptr<const memory::ScopedFd> fd;
@@ -49,15 +47,16 @@ std::optional<OpenedCandidate> OpenCandidate(const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<CoreTarget>> OpenCore(const std::string& path,
-                                                     const CoreOptions& options) {
+absl::StatusOr<std::unique_ptr<CoreTarget>> OpenCore(
+    const std::string& path, const CoreOptions& options) {
   std::unique_ptr<CoreTarget> t(new CoreTarget());
   absl::Status s = t->Init(path, options);
   if (!s.ok()) return s;
   return t;
 }
 
-absl::Status CoreTarget::Init(const std::string& path, const CoreOptions& options) {
+absl::Status CoreTarget::Init(const std::string& path,
+                              const CoreOptions& options) {
   options_ = options;
   report_.core_path = path;
   absl::StatusOr<memory::OpenedFile> opened =
@@ -79,9 +78,11 @@ absl::Status CoreTarget::Init(const std::string& path, const CoreOptions& option
       memory::CreateFileRegionMemory(core_regions);
   if (!dumped.ok()) return dumped.status();
 
-  FileHeaderReader file_headers =
-      [this](const std::string& recorded, bool is_exe) -> absl::StatusOr<ElfImage> {
-    for (const std::string& c : CandidatePaths(options_.lookup, recorded, is_exe)) {
+  FileHeaderReader file_headers = [this](
+                                      const std::string& recorded,
+                                      bool is_exe) -> absl::StatusOr<ElfImage> {
+    for (const std::string& c :
+         CandidatePaths(options_.lookup, recorded, is_exe)) {
       std::optional<OpenedCandidate> f = OpenCandidate(c);
       if (!f) continue;
       return ReadElfImage(*f->as_memory, 0, ElfView::kFile);
@@ -92,17 +93,21 @@ absl::Status CoreTarget::Init(const std::string& path, const CoreOptions& option
   mappings_ = std::move(found.mappings);
   report_.modules_from = found.source;
   report_.executable = found.main_executable;
-  for (std::string& w : found.warnings) report_.warnings.push_back(std::move(w));
+  for (std::string& w : found.warnings)
+    report_.warnings.push_back(std::move(w));
 
   // The build-id of each file as the core's dumped ELF headers record it:
   // the mapping at file offset 0 starts with the ELF header.
   for (const Mapping& m : mappings_) {
-    if (!NamesFile(m) || m.offset != 0 || recorded_build_ids_.contains(m.path)) {
+    if (!NamesFile(m) || m.offset != 0 ||
+        recorded_build_ids_.contains(m.path)) {
       continue;
     }
-    absl::StatusOr<ElfImage> img = ReadElfImage(**dumped, m.start, ElfView::kLoaded);
+    absl::StatusOr<ElfImage> img =
+        ReadElfImage(**dumped, m.start, ElfView::kLoaded);
     if (!img.ok()) continue;
-    absl::StatusOr<std::string> id = ReadBuildId(**dumped, *img, ElfView::kLoaded);
+    absl::StatusOr<std::string> id =
+        ReadBuildId(**dumped, *img, ElfView::kLoaded);
     if (id.ok()) recorded_build_ids_[m.path] = *id;
   }
 
@@ -120,7 +125,8 @@ absl::Status CoreTarget::Init(const std::string& path, const CoreOptions& option
   report_.pid = core_->prpsinfo() ? core_->prpsinfo()->pid : 0;
   if (report_.pid == 0) {
     report_.pid = core_->threads().front().tid;
-    for (const CoreThread& t : core_->threads()) report_.pid = std::min(report_.pid, t.tid);
+    for (const CoreThread& t : core_->threads())
+      report_.pid = std::min(report_.pid, t.tid);
   }
   for (const CoreThread& t : core_->threads()) {
     if (t.tid == report_.pid) threads_.push_back(t.tid);
@@ -154,18 +160,22 @@ void CoreTarget::ResolveFiles(std::vector<memory::FileRegion>& regions) {
     st.recorded = m.path;
     auto id = recorded_build_ids_.find(m.path);
     if (id != recorded_build_ids_.end()) st.core_build_id = id->second;
-    st.tried = CandidatePaths(options_.lookup, m.path, m.path == report_.executable);
+    st.tried =
+        CandidatePaths(options_.lookup, m.path, m.path == report_.executable);
     std::shared_ptr<const memory::ScopedFd> chosen;
     for (const std::string& c : st.tried) {
       std::optional<OpenedCandidate> f = OpenCandidate(c);
       if (!f) continue;
       std::string file_id;
-      absl::StatusOr<ElfImage> img = ReadElfImage(*f->as_memory, 0, ElfView::kFile);
+      absl::StatusOr<ElfImage> img =
+          ReadElfImage(*f->as_memory, 0, ElfView::kFile);
       if (img.ok()) {
-        absl::StatusOr<std::string> fid = ReadBuildId(*f->as_memory, *img, ElfView::kFile);
+        absl::StatusOr<std::string> fid =
+            ReadBuildId(*f->as_memory, *img, ElfView::kFile);
         if (fid.ok()) file_id = *fid;
       }
-      if (!st.core_build_id.empty() && !file_id.empty() && file_id != st.core_build_id) {
+      if (!st.core_build_id.empty() && !file_id.empty() &&
+          file_id != st.core_build_id) {
         if (st.state != CoreFileStatus::State::kMismatch) {
           st.state = CoreFileStatus::State::kMismatch;
           st.file = c;
@@ -180,8 +190,9 @@ void CoreTarget::ResolveFiles(std::vector<memory::FileRegion>& regions) {
       break;
     }
     if (st.state == CoreFileStatus::State::kMissing) {
-      report_.warnings.push_back(absl::StrFormat(
-          "%s: not found (tried %s)", st.recorded, absl::StrJoin(st.tried, ", ")));
+      report_.warnings.push_back(
+          absl::StrFormat("%s: not found (tried %s)", st.recorded,
+                          absl::StrJoin(st.tried, ", ")));
     } else if (st.state == CoreFileStatus::State::kMismatch) {
       report_.warnings.push_back(absl::StrFormat(
           "%s: %s has build-id %s but the core recorded %s; not used",
@@ -195,7 +206,8 @@ void CoreTarget::ResolveFiles(std::vector<memory::FileRegion>& regions) {
   for (const Mapping& m : mappings_) {
     if (!NamesFile(m)) continue;
     const std::shared_ptr<const memory::ScopedFd>& fd = fds[index[m.path]];
-    if (fd != nullptr) regions.push_back({m.start, m.end - m.start, fd, m.offset});
+    if (fd != nullptr)
+      regions.push_back({m.start, m.end - m.start, fd, m.offset});
   }
 }
 

@@ -3,9 +3,9 @@
 //
 //   CoreOptions options;
 //   options.lookup.sysroot = "/srv/sysroots/prod";
-//   absl::StatusOr<std::unique_ptr<CoreTarget>> t = OpenCore("core.zst", options);
-//   ProcessStacks stacks = UnwindTarget(**t, cache, {});
-//   for (const std::string& w : (*t)->report().warnings) ...
+//   absl::StatusOr<std::unique_ptr<CoreTarget>> t = OpenCore("core.zst",
+//   options); ProcessStacks stacks = UnwindTarget(**t, cache, {}); for (const
+//   std::string& w : (*t)->report().warnings) ...
 //
 // Memory is the core's PT_LOAD segments, then — for what the core did not
 // dump (read-only code and .eh_frame, segments left out by coredump_filter
@@ -45,19 +45,19 @@ struct CoreOptions {
 // What was found on this machine for one file the core recorded.
 struct CoreFileStatus {
   enum class State { kFound, kMissing, kMismatch };
-  std::string recorded;           // the path in the core
-  std::string file;               // the file used (kFound) or rejected (kMismatch)
-  std::string core_build_id;      // from the core's memory; "" if not dumped
-  std::string file_build_id;      // of `file`
+  std::string recorded;       // the path in the core
+  std::string file;           // the file used (kFound) or rejected (kMismatch)
+  std::string core_build_id;  // from the core's memory; "" if not dumped
+  std::string file_build_id;  // of `file`
   State state = State::kMissing;
-  std::vector<std::string> tried; // candidates, in order
+  std::vector<std::string> tried;  // candidates, in order
 };
 
 struct CoreReport {
   std::string core_path;
   memory::Compression compression = memory::Compression::kNone;
   pid_t pid = 0;
-  std::string executable;        // recorded path of the main executable
+  std::string executable;  // recorded path of the main executable
   ModuleSource modules_from = ModuleSource::kNtFile;
   std::vector<CoreFileStatus> files;  // in address order of first mapping
   std::vector<std::string> warnings;
@@ -72,7 +72,9 @@ class CoreTarget final : public Target {
   memory::Memory& memory() override { return *memory_; }
   const std::vector<Mapping>& mappings() const override { return mappings_; }
   std::vector<std::string> FileCandidates(const Mapping& m) const override;
-  std::optional<arch::PacMask> pac_mask() const override { return core_->pac_mask(); }
+  std::optional<arch::PacMask> pac_mask() const override {
+    return core_->pac_mask();
+  }
   std::optional<SignalInfo> ThreadSignal(pid_t tid) const override;
   std::string RecordedBuildId(const Mapping& m) const override;
 
@@ -101,8 +103,8 @@ class CoreTarget final : public Target {
 // InvalidArgument if `path` is not an ELF core; NotFound / PermissionDenied
 // for the file; DataLoss for a core with no usable thread; Unimplemented
 // for an architecture we do not unwind.
-absl::StatusOr<std::unique_ptr<CoreTarget>> OpenCore(const std::string& path,
-                                                     const CoreOptions& options);
+absl::StatusOr<std::unique_ptr<CoreTarget>> OpenCore(
+    const std::string& path, const CoreOptions& options);
 
 }  // namespace unwindd::proc
 

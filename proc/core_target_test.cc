@@ -66,7 +66,8 @@ TEST(CoreTargetTest, MemoryIsTheCoreThenTheMappedFile) {
 
   ASSERT_EQ((*t)->report().files.size(), 1u);
   EXPECT_EQ((*t)->report().files[0].state, CoreFileStatus::State::kFound);
-  EXPECT_EQ((*t)->FileCandidates((*t)->mappings()[0]), std::vector<std::string>{lib});
+  EXPECT_EQ((*t)->FileCandidates((*t)->mappings()[0]),
+            std::vector<std::string>{lib});
 }
 
 TEST(CoreTargetTest, OnlyTheThreadsAskedFor) {
@@ -97,7 +98,8 @@ TEST(CoreTargetTest, MissingFilesAreReportedAndUnreadable) {
   EXPECT_EQ((*t)->report().files[0].tried,
             std::vector<std::string>{"/nonexistent/app"});
   ASSERT_FALSE((*t)->report().warnings.empty());
-  EXPECT_NE((*t)->report().warnings[0].find("/nonexistent/app"), std::string::npos);
+  EXPECT_NE((*t)->report().warnings[0].find("/nonexistent/app"),
+            std::string::npos);
 }
 
 // The core's dumped first page of /usr/bin/cat says which build was mapped;

@@ -35,8 +35,9 @@ absl::StatusOr<std::vector<LinkMapEntry>> ReadLinkMap(memory::Memory& mem,
   }();
   if (!version.ok()) return version.status();
   if (*version < 1 || *version > 2) {
-    return absl::DataLossError(absl::StrFormat(
-        "r_debug at 0x%x has version %d (glibc writes 1 or 2)", r_debug, *version));
+    return absl::DataLossError(
+        absl::StrFormat("r_debug at 0x%x has version %d (glibc writes 1 or 2)",
+                        r_debug, *version));
   }
   absl::StatusOr<uint64_t> next = mem.ReadWord(r_debug + w, word_size);
   if (!next.ok()) return next.status();

@@ -22,7 +22,8 @@ void PutString(MapMemory& m, uint64_t addr, const std::string& s) {
 
 // r_debug{version 1, r_map} and a list of link_map{l_addr, l_name, l_ld,
 // l_next, l_prev} at 0x20000 + 0x100 * i.
-void PutList(MapMemory& m, const std::vector<std::pair<uint64_t, std::string>>& objs) {
+void PutList(MapMemory& m,
+             const std::vector<std::pair<uint64_t, std::string>>& objs) {
   m.PutLe(kRDebug, 1, 4);
   m.PutLe(kRDebug + 4, 0, 4);
   m.PutLe(kRDebug + 8, objs.empty() ? 0 : 0x20000, 8);
@@ -39,7 +40,8 @@ void PutList(MapMemory& m, const std::vector<std::pair<uint64_t, std::string>>& 
 
 TEST(LinkMapTest, ReadsTheList) {
   MapMemory m;
-  PutList(m, {{0, ""}, {0x7f0000000000, "/lib/x86_64-linux-gnu/libc.so.6"},
+  PutList(m, {{0, ""},
+              {0x7f0000000000, "/lib/x86_64-linux-gnu/libc.so.6"},
               {0x7f1000000000, "/lib64/ld-linux-x86-64.so.2"}});
   absl::StatusOr<std::vector<LinkMapEntry>> l = ReadLinkMap(m, kRDebug, 8);
   ASSERT_TRUE(l.ok()) << l.status();

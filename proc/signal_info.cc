@@ -10,11 +10,11 @@ namespace {
 
 // include/uapi/asm-generic/signal.h (x86 and arm64 use the same numbers).
 constexpr std::array<absl::string_view, 32> kNames = {
-    "",        "SIGHUP",  "SIGINT",    "SIGQUIT", "SIGILL",  "SIGTRAP",
-    "SIGABRT", "SIGBUS",  "SIGFPE",    "SIGKILL", "SIGUSR1", "SIGSEGV",
+    "",        "SIGHUP",  "SIGINT",    "SIGQUIT", "SIGILL",    "SIGTRAP",
+    "SIGABRT", "SIGBUS",  "SIGFPE",    "SIGKILL", "SIGUSR1",   "SIGSEGV",
     "SIGUSR2", "SIGPIPE", "SIGALRM",   "SIGTERM", "SIGSTKFLT", "SIGCHLD",
-    "SIGCONT", "SIGSTOP", "SIGTSTP",   "SIGTTIN", "SIGTTOU", "SIGURG",
-    "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH", "SIGIO",
+    "SIGCONT", "SIGSTOP", "SIGTSTP",   "SIGTTIN", "SIGTTOU",   "SIGURG",
+    "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH",  "SIGIO",
     "SIGPWR",  "SIGSYS"};
 constexpr int kSigRtMin = 32;
 constexpr int kSigRtMax = 64;

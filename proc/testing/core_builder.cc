@@ -17,7 +17,8 @@ uint64_t Align4(uint64_t v) { return (v + 3) & ~uint64_t{3}; }
 
 void PutLe(std::vector<uint8_t>& b, size_t offset, uint64_t v, int size) {
   if (b.size() < offset + size) b.resize(offset + size);
-  for (int i = 0; i < size; ++i) b[offset + i] = static_cast<uint8_t>(v >> (8 * i));
+  for (int i = 0; i < size; ++i)
+    b[offset + i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
 void CoreBuilder::AddThread(pid_t tid, uint64_t pc, uint64_t sp, int cursig,
@@ -48,7 +49,8 @@ void CoreBuilder::SetPrpsInfo(pid_t pid, const std::string& fname) {
   AddNote("CORE", NT_PRPSINFO, std::move(d));
 }
 
-void CoreBuilder::SetAuxv(const std::vector<std::pair<uint64_t, uint64_t>>& auxv) {
+void CoreBuilder::SetAuxv(
+    const std::vector<std::pair<uint64_t, uint64_t>>& auxv) {
   std::vector<uint8_t> d;
   size_t off = 0;
   for (const auto& [t, v] : auxv) {

@@ -20,8 +20,8 @@
 namespace unwindd::proc::testing {
 
 struct CoreLayout {
-  uint64_t phdrs = 0;          // file offset of the program headers
-  uint64_t notes = 0;          // file offset of the PT_NOTE contents
+  uint64_t phdrs = 0;  // file offset of the program headers
+  uint64_t notes = 0;  // file offset of the PT_NOTE contents
   uint64_t notes_size = 0;
   std::vector<uint64_t> note_offsets;     // each note's header, in order
   std::vector<uint64_t> segment_offsets;  // each PT_LOAD's data
@@ -41,7 +41,8 @@ class CoreBuilder {
     std::string path;
   };
   void SetNtFile(const std::vector<File>& files);
-  void AddNote(const std::string& name, uint32_t type, std::vector<uint8_t> desc);
+  void AddNote(const std::string& name, uint32_t type,
+               std::vector<uint8_t> desc);
   // A PT_LOAD whose first bytes are `data`; memsz defaults to data.size().
   void AddSegment(uint64_t vaddr, std::vector<uint8_t> data, uint64_t memsz = 0,
                   uint32_t flags = 6 /* PF_R | PF_W */);
