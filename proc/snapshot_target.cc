@@ -114,15 +114,23 @@ class SnapshotTarget final : public Target {
   memory::Memory& memory() override { return memory_; }
   const std::vector<Mapping>& mappings() const override { return mappings_; }
   std::vector<std::string> FileCandidates(const Mapping& m) const override {
-    for (const SnapshotMapping& sm : snapshot_.mappings) {
-      if (sm.mapping.start == m.start && sm.file != nullptr) {
-        return {sm.file->proc_path()};
-      }
-    }
-    return {};
+    const SnapshotMapping* sm = Find(m);
+    if (sm == nullptr || sm->file == nullptr) return {};
+    return {sm->file->proc_path()};
+  }
+  std::string RecordedBuildId(const Mapping& m) const override {
+    const SnapshotMapping* sm = Find(m);
+    return sm == nullptr ? "" : sm->build_id;
   }
 
  private:
+  const SnapshotMapping* Find(const Mapping& m) const {
+    auto it = std::lower_bound(
+        snapshot_.mappings.begin(), snapshot_.mappings.end(), m.start,
+        [](const SnapshotMapping& a, uint64_t s) { return a.mapping.start < s; });
+    return it != snapshot_.mappings.end() && it->mapping.start == m.start ? &*it : nullptr;
+  }
+
   const Snapshot snapshot_;
   SnapshotMemory memory_;
   std::vector<Mapping> mappings_;

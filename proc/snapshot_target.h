@@ -85,6 +85,9 @@ struct SnapshotMapping {
   // The mapping's bytes from `mapping.start` on (e.g. a copy of [vdso]);
   // null if none.
   std::shared_ptr<const std::vector<uint8_t>> image;
+  // The build-id the sample gave for the mapped file (lowercase hex), if
+  // any: the unwinder will not use a file with another one.
+  std::string build_id;
 };
 
 struct Snapshot {

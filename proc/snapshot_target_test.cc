@@ -86,7 +86,7 @@ std::vector<SnapshotMapping> OwnMappings(bool with_files) {
   absl::StatusOr<std::vector<Mapping>> maps = ReadMaps(getpid());
   EXPECT_TRUE(maps.ok()) << maps.status();
   for (const Mapping& m : *maps) {
-    SnapshotMapping sm{m, nullptr, nullptr};
+    SnapshotMapping sm{m, nullptr, nullptr, ""};
     if (with_files && m.IsFileBacked() && !m.deleted) sm.file = OpenFile(m.path);
     out.push_back(std::move(sm));
   }

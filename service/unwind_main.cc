@@ -14,6 +14,7 @@
 #include "service/cli.h"
 #include "service/demo.h"
 #include "service/output.h"
+#include "service/remote_exec.h"
 #include "unwinder/module_cache.h"
 #include "unwinder/unwinder.h"
 
@@ -64,6 +65,8 @@ int Run(const unwindd::service::Command& cmd) {
 
 int main(int argc, char** argv) {
   std::vector<absl::string_view> args(argv + 1, argv + argc);
+  // --server: unwind_remote (which links gRPC) does the rest, same output.
+  if (unwindd::service::WantsServer(args)) return unwindd::service::ExecRemote(argv);
   absl::StatusOr<unwindd::service::Command> cmd =
       unwindd::service::ParseCommandLine(args);
   if (!cmd.ok()) {

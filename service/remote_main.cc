@@ -1,0 +1,126 @@
+// unwind_remote: what `unwind --server=ADDRESS ...` runs (remote_exec.h).
+// Same command line and the same output as the in-process CLI (the same
+// FormatJson/FormatText over the same ProcessStacks), but the unwinding is
+// done by a running unwindd. ADDRESS is unix:PATH or tcp:HOST:PORT, as
+// unwindd's --listen takes them.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/unwinder.grpc.pb.h"
+#include "service/cli.h"
+#include "service/demo.h"
+#include "service/output.h"
+#include "service/server_proto.h"
+
+namespace {
+
+namespace v1 = unwindd::v1;
+using unwindd::service::Command;
+
+int Fail(absl::string_view msg) {
+  std::fprintf(stderr, "unwind: %.*s\n", static_cast<int>(msg.size()), msg.data());
+  return 1;
+}
+
+// unix:PATH stays as is (gRPC's own syntax); tcp:HOST:PORT -> HOST:PORT.
+absl::StatusOr<std::string> GrpcTarget(absl::string_view address) {
+  if (absl::StartsWith(address, "unix:") && address.size() > 5) {
+    return std::string(address);
+  }
+  if (absl::ConsumePrefix(&address, "tcp:") && absl::StrContains(address, ':')) {
+    return std::string(address);
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "invalid --server '", address, "' (unix:PATH or tcp:HOST:PORT)"));
+}
+
+absl::StatusOr<v1::UnwindResponse> UnwindPid(v1::Unwinder::Stub& stub,
+                                             const Command& cmd, pid_t pid) {
+  v1::UnwindProcessRequest request;
+  request.set_pid(pid);
+  for (pid_t t : cmd.tids) request.add_tids(t);
+  request.set_max_frames(cmd.max_frames);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  v1::UnwindResponse response;
+  grpc::Status s = stub.UnwindProcess(&context, request, &response);
+  if (!s.ok()) return unwindd::service::FromGrpcStatus(s);
+  return response;
+}
+
+int Run(const std::string& target, const Command& cmd) {
+  std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+  std::unique_ptr<v1::Unwinder::Stub> stub = v1::Unwinder::NewStub(channel);
+  std::unique_ptr<unwindd::service::DemoProcess> demo;
+  pid_t pid = cmd.pid;
+  if (cmd.kind == Command::Kind::kDemo) {
+    absl::StatusOr<std::unique_ptr<unwindd::service::DemoProcess>> d =
+        unwindd::service::DemoProcess::Start();
+    if (!d.ok()) return Fail(d.status().message());
+    demo = *std::move(d);
+    pid = demo->pid();
+  }
+  absl::StatusOr<v1::UnwindResponse> response;
+  switch (cmd.kind) {
+    case Command::Kind::kPid:
+    case Command::Kind::kDemo:
+      response = UnwindPid(*stub, cmd, pid);
+      break;
+    default:
+      return Fail("this command is not supported with --server");
+  }
+  if (!response.ok()) {
+    if (absl::IsUnavailable(response.status())) {
+      return Fail(absl::StrCat("cannot reach unwindd at ", target, ": ",
+                               response.status().message()));
+    }
+    return Fail(response.status().message());
+  }
+  absl::StatusOr<unwindd::unwinder::ProcessStacks> stacks =
+      unwindd::service::FromProto(*response);
+  if (!stacks.ok()) return Fail(stacks.status().message());
+  std::string out = cmd.format == unwindd::service::Format::kJson
+                        ? unwindd::service::FormatJson(*stacks)
+                        : unwindd::service::FormatText(*stacks);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<absl::string_view> args;
+  std::string server;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view a = argv[i];
+    if (absl::ConsumePrefix(&a, "--server=")) {
+      server = std::string(a);
+    } else {
+      args.push_back(a);
+    }
+  }
+  absl::StatusOr<std::string> target = GrpcTarget(server);
+  absl::StatusOr<Command> cmd = unwindd::service::ParseCommandLine(args);
+  if (!target.ok() || !cmd.ok()) {
+    Fail(!target.ok() ? target.status().message() : cmd.status().message());
+    std::fputs(unwindd::service::kUsage, stderr);
+    return 2;
+  }
+  if (cmd->kind == Command::Kind::kHelp) {
+    std::fputs(unwindd::service::kUsage, stdout);
+    return 0;
+  }
+  return Run(*target, *cmd);
+}

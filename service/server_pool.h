@@ -1,0 +1,103 @@
+// The worker threads every unwind runs on: a fixed number of threads and a
+// bounded queue, so load beyond capacity is refused (RESOURCE_EXHAUSTED)
+// rather than queued without limit. Jobs with the same non-zero key (a pid)
+// never run at the same time and start in submission order: two ptrace
+// attaches to one process cannot both succeed, and the second would fail
+// with "already traced". Different keys run in parallel.
+//
+// A job runs start to end on one worker thread, which is what ptrace needs
+// (live_target.h: attach, unwind and detach on one thread).
+//
+//   WorkPool pool(/*threads=*/4, /*max_queued=*/256);
+//   absl::StatusOr<std::shared_ptr<WorkPool::Job>> job = pool.Submit(pid,
+//       [&](const std::atomic<bool>& cancel) { ... });
+//   if (!(*job)->Wait(deadline)) (*job)->Cancel();   // then Wait() again
+#ifndef UNWINDD_SERVICE_SERVER_POOL_H_
+#define UNWINDD_SERVICE_SERVER_POOL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace unwindd::service {
+
+class WorkPool {
+ public:
+  // The job body. `cancel` becomes true when the requester gives up (deadline,
+  // cancelled call, server shutdown); long work should check it.
+  using Fn = std::function<void(const std::atomic<bool>& cancel)>;
+
+  class Job {
+   public:
+    // Waits until the job has run (true) or `deadline` passes (false).
+    bool Wait(absl::Time deadline = absl::InfiniteFuture());
+    // Asks a running job to stop early; a job that has not started yet never
+    // starts (its body is skipped) and counts as done.
+    void Cancel();
+    // False if the body was skipped because the job was cancelled first.
+    bool ran() const;
+    // Time spent queued before a worker took it.
+    absl::Duration queued_for() const;
+
+   private:
+    friend class WorkPool;
+    Job(int64_t key, Fn fn) : key_(key), fn_(std::move(fn)), submitted_(absl::Now()) {}
+
+    const int64_t key_;
+    Fn fn_;
+    const absl::Time submitted_;
+    std::atomic<bool> cancel_{false};
+    mutable absl::Mutex mu_;
+    bool done_ ABSL_GUARDED_BY(mu_) = false;
+    bool ran_ ABSL_GUARDED_BY(mu_) = false;
+    absl::Time started_ ABSL_GUARDED_BY(mu_);
+  };
+
+  WorkPool(int threads, int max_queued);
+  // Shuts down (see Shutdown) if not done yet.
+  ~WorkPool();
+
+  // ResourceExhausted when `max_queued` jobs are already waiting;
+  // Unavailable after Shutdown. `key` 0 means "no key".
+  absl::StatusOr<std::shared_ptr<Job>> Submit(int64_t key, Fn fn);
+
+  // Removes `job` from the queue if no worker has taken it yet (true: it
+  // will never run, and counts as done). False if it is running or ran.
+  bool Withdraw(const std::shared_ptr<Job>& job);
+
+  // Refuses new jobs, lets queued and running ones finish (they see cancel
+  // if `cancel` is true: running walks stop at the next frame, queued jobs
+  // are skipped), and joins the threads.
+  void Shutdown(bool cancel);
+
+  int running() const;
+  int queued() const;
+
+ private:
+  void WorkerLoop();
+  // The first queued job whose key is not running; nullptr if none.
+  std::shared_ptr<Job> TakeRunnable() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool HasRunnable() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const int max_queued_;
+  mutable absl::Mutex mu_;
+  std::deque<std::shared_ptr<Job>> queue_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<int64_t> running_keys_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<std::shared_ptr<Job>> running_jobs_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace unwindd::service
+
+#endif  // UNWINDD_SERVICE_SERVER_POOL_H_

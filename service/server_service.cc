@@ -1,0 +1,331 @@
+#include "service/server_service.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "service/server_core.h"
+#include "service/server_proto.h"
+#include "service/server_unwind.h"
+
+namespace unwindd::service {
+namespace {
+
+// How often a waiting handler looks at its call (cancelled?) and deadline.
+constexpr absl::Duration kPollInterval = absl::Milliseconds(20);
+
+// Whole-request validation shared by UnwindProcess and UnwindCore.
+absl::Status CheckTids(const google::protobuf::RepeatedField<int32_t>& tids,
+                       int max, std::vector<pid_t>* out) {
+  if (tids.size() > max) {
+    return absl::InvalidArgumentError(absl::StrFormat("more than %d tids", max));
+  }
+  for (int32_t t : tids) {
+    if (t <= 0) return absl::InvalidArgumentError(absl::StrFormat("invalid tid %d", t));
+    out->push_back(t);
+  }
+  return absl::OkStatus();
+}
+
+// Source selection is part of v1, but the step loop has no knob for it
+// yet: anything but the default policy is refused rather than ignored.
+absl::Status CheckSources(const google::protobuf::RepeatedField<int>& sources) {
+  if (sources.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      "this server does not support choosing unwind sources; leave `sources` "
+      "empty for the default policy");
+}
+
+}  // namespace
+
+UnwinderService::UnwinderService(const ServiceOptions& options,
+                                 const PeerRegistry* peers)
+    : options_(options),
+      peers_(peers),
+      cache_(options.module_cache_bytes),
+      pool_(options.workers, options.max_queued) {
+  vdso_ = ReadOwnVdso(cache_);
+}
+
+UnwinderService::~UnwinderService() { FinishShutdown(); }
+
+void UnwinderService::BeginShutdown() { shutting_down_.store(true); }
+
+bool UnwinderService::WaitIdle(absl::Time deadline) {
+  absl::MutexLock l(&busy_mu_);
+  auto idle = [this]() ABSL_SHARED_LOCKS_REQUIRED(busy_mu_) { return busy_ == 0; };
+  return busy_mu_.AwaitWithDeadline(absl::Condition(&idle), deadline);
+}
+
+void UnwinderService::FinishShutdown() {
+  shutting_down_.store(true);
+  pool_.Shutdown(/*cancel=*/true);
+}
+
+absl::Time UnwinderService::Deadline(grpc::ServerContext* context) const {
+  absl::Time client = absl::FromChrono(context->deadline());
+  return std::min(client, absl::Now() + options_.max_request_time);
+}
+
+absl::StatusOr<Caller> UnwinderService::Identify(
+    grpc::ServerContext* context) const {
+  std::string peer = context->peer();
+  if (peers_ == nullptr) {
+    return absl::UnauthenticatedError("no peer credentials available");
+  }
+  return peers_->Identify(peer, options_.allow_tcp_unwind_any);
+}
+
+absl::StatusOr<int> UnwinderService::Frames(uint32_t requested) const {
+  if (requested == 0) return options_.default_frames;
+  return static_cast<int>(std::min<uint32_t>(requested, options_.max_frames));
+}
+
+absl::Status UnwinderService::RunJob(grpc::ServerContext* context, int64_t key,
+                                     absl::Time deadline, RequestLog& log,
+                                     WorkPool::Fn fn) {
+  absl::StatusOr<std::shared_ptr<WorkPool::Job>> job =
+      pool_.Submit(key, std::move(fn));
+  if (!job.ok()) {
+    if (absl::IsResourceExhausted(job.status())) ++stats_.rejected_requests;
+    return job.status();
+  }
+  while (!(*job)->Wait(std::min(deadline, absl::Now() + kPollInterval))) {
+    absl::Status give_up;
+    if (absl::Now() >= deadline) {
+      give_up = absl::DeadlineExceededError("the request's deadline passed");
+    } else if (context->IsCancelled()) {
+      give_up = absl::CancelledError("the client cancelled the request");
+    } else {
+      continue;
+    }
+    if (!pool_.Withdraw(*job)) {
+      // Running: stop the walk at its next frame and let the worker detach.
+      (*job)->Cancel();
+      (*job)->Wait();
+    }
+    log.set_queued((*job)->queued_for());
+    return give_up;
+  }
+  log.set_queued((*job)->queued_for());
+  return absl::OkStatus();
+}
+
+grpc::Status UnwinderService::UnwindProcess(grpc::ServerContext* context,
+                                            const v1::UnwindProcessRequest* request,
+                                            v1::UnwindResponse* response) {
+  Busy busy(this);  // before the shutdown check: see WaitIdle
+  ++stats_.process_requests;
+  RequestLog log(stats_, "UnwindProcess", "");
+  log.set_target(absl::StrCat("pid ", request->pid()));
+  auto done = [&](const absl::Status& s) {
+    log.Finish(s);
+    return ToGrpcStatus(s);
+  };
+  if (shutting_down_.load()) return done(absl::UnavailableError("unwindd is shutting down"));
+  absl::StatusOr<Caller> caller = Identify(context);
+  if (!caller.ok()) return done(caller.status());
+  log.set_caller(caller->Describe());
+
+  LiveRequest live;
+  live.pid = request->pid();
+  absl::Status s = CheckTids(request->tids(), options_.max_tids, &live.tids);
+  if (s.ok()) s = CheckSources(request->sources());
+  if (!s.ok()) return done(s);
+  absl::StatusOr<int> frames = Frames(request->max_frames());
+  live.options.max_frames = *frames;
+  // Refuse early, before taking a worker; checked again once attached.
+  s = CheckProcessAccess(*caller, live.pid);
+  if (!s.ok()) return done(s);
+
+  absl::StatusOr<UnwindResult> result = absl::UnknownError("not run");
+  UnwindEnv env{&cache_, &stats_.memory_bytes_read};
+  s = RunJob(context, live.pid, Deadline(context), log,
+             [&](const std::atomic<bool>& cancel) {
+               live.options.cancel = &cancel;
+               result = UnwindLiveProcess(*caller, live, env);
+             });
+  if (!s.ok()) return done(s);
+  if (!result.ok()) return done(result.status());
+  log.AddStacks(result->stacks);
+  ToProto(*result, response);
+  return done(absl::OkStatus());
+}
+
+grpc::Status UnwinderService::UnwindCore(
+    grpc::ServerContext* context, grpc::ServerReader<v1::UnwindCoreRequest>* reader,
+    v1::UnwindResponse* response) {
+  Busy busy(this);
+  ++stats_.core_requests;
+  RequestLog log(stats_, "UnwindCore", "");
+  auto done = [&](const absl::Status& s) {
+    log.Finish(s);
+    return ToGrpcStatus(s);
+  };
+  if (shutting_down_.load()) return done(absl::UnavailableError("unwindd is shutting down"));
+  absl::StatusOr<Caller> caller = Identify(context);
+  if (!caller.ok()) return done(caller.status());
+  log.set_caller(caller->Describe());
+
+  v1::UnwindCoreRequest first;
+  if (!reader->Read(&first) || !first.has_options()) {
+    return done(absl::InvalidArgumentError(
+        "the first UnwindCore message must carry the options"));
+  }
+  const v1::CoreOptions& o = first.options();
+  CoreRequest core;
+  absl::Status s = CheckTids(o.tids(), options_.max_tids, &core.tids);
+  if (s.ok()) s = CheckSources(o.sources());
+  if (s.ok() && o.path_map_size() > options_.snapshot.max_path_maps) {
+    s = absl::InvalidArgumentError("too many path_map entries");
+  }
+  if (!s.ok()) return done(s);
+  core.options.max_frames = *Frames(o.max_frames());
+  core.max_decompressed_bytes = options_.max_decompressed_core_bytes;
+  core.sysroot = o.sysroot();
+  core.exe = o.exe();
+  for (const v1::PathMapping& pm : o.path_map()) {
+    core.path_map.emplace_back(pm.from(), pm.to());
+  }
+
+  std::optional<ByteReservation> reservation;
+  switch (o.core_case()) {
+    case v1::CoreOptions::kServerPath:
+      core.server_path = o.server_path();
+      log.set_target(absl::StrCat("core ", core.server_path));
+      break;
+    case v1::CoreOptions::kStreamedSize: {
+      log.set_target(absl::StrCat("streamed core of ", o.streamed_size(), " bytes"));
+      if (o.streamed_size() > options_.max_core_bytes) {
+        return done(absl::ResourceExhaustedError(absl::StrFormat(
+            "a %d-byte core is over the server's limit of %d bytes",
+            o.streamed_size(), options_.max_core_bytes)));
+      }
+      absl::StatusOr<ByteReservation> r = ByteReservation::Take(
+          core_bytes_in_flight_, o.streamed_size(), options_.max_core_bytes_in_flight);
+      if (!r.ok()) {
+        ++stats_.rejected_requests;
+        return done(r.status());
+      }
+      reservation.emplace(*std::move(r));
+      v1::UnwindCoreRequest msg;
+      absl::StatusOr<memory::ScopedFd> fd = ReceiveCore(
+          [&](std::string* chunk) {
+            if (!reader->Read(&msg)) return false;
+            *chunk = msg.chunk();  // options again -> an empty chunk
+            return true;
+          },
+          o.streamed_size());
+      if (!fd.ok()) return done(fd.status());
+      core.streamed = *std::move(fd);
+      break;
+    }
+    default:
+      return done(absl::InvalidArgumentError(
+          "CoreOptions must set server_path or streamed_size"));
+  }
+
+  absl::StatusOr<UnwindResult> result = absl::UnknownError("not run");
+  UnwindEnv env{&cache_, &stats_.memory_bytes_read};
+  s = RunJob(context, 0, Deadline(context), log,
+             [&](const std::atomic<bool>& cancel) {
+               core.options.cancel = &cancel;
+               result = UnwindCoreFile(*caller, core, env);
+             });
+  if (!s.ok()) return done(s);
+  if (!result.ok()) return done(result.status());
+  log.AddStacks(result->stacks);
+  ToProto(*result, response);
+  return done(absl::OkStatus());
+}
+
+grpc::Status UnwinderService::UnwindSnapshots(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<v1::SnapshotResponse, v1::SnapshotRequest>* stream) {
+  ++stats_.snapshot_streams;
+  RequestLog log(stats_, "UnwindSnapshots", "");
+  log.set_target("samples");
+  auto done = [&](const absl::Status& s) {
+    log.Finish(s);
+    return ToGrpcStatus(s);
+  };
+  if (shutting_down_.load()) return done(absl::UnavailableError("unwindd is shutting down"));
+  absl::StatusOr<Caller> caller = Identify(context);
+  if (!caller.ok()) return done(caller.status());
+  log.set_caller(caller->Describe());
+
+  SnapshotLimits limits = options_.snapshot;
+  limits.default_frames = options_.default_frames;
+  limits.max_frames = options_.max_frames;
+  SnapshotSession session(*caller, UnwindEnv{&cache_, &stats_.memory_bytes_read},
+                          build_ids_, vdso_, limits);
+  v1::SnapshotRequest request;
+  uint64_t count = 0;
+  while (stream->Read(&request)) {
+    Busy busy(this);
+    if (shutting_down_.load()) {
+      return done(absl::UnavailableError("unwindd is shutting down"));
+    }
+    if (++count > options_.max_samples_per_stream) {
+      return done(absl::ResourceExhaustedError(absl::StrFormat(
+          "more than %d samples on one stream; open a new one",
+          options_.max_samples_per_stream)));
+    }
+    ++stats_.samples;
+    log.AddSample();
+    absl::StatusOr<UnwindResult> result = absl::UnknownError("not run");
+    absl::Status s = RunJob(context, 0, Deadline(context), log,
+                            [&](const std::atomic<bool>& cancel) {
+                              result = session.Unwind(request, &cancel);
+                            });
+    if (context->IsCancelled()) {
+      return done(absl::CancelledError("the client cancelled the stream"));
+    }
+    if (s.ok()) s = result.status();
+    v1::SnapshotResponse response;
+    response.set_sample_id(request.sample_id());
+    if (!s.ok()) {
+      log.AddSampleError(s.code());
+      response.mutable_error()->set_code(static_cast<int>(s.code()));
+      response.mutable_error()->set_message(std::string(s.message()));
+    } else {
+      log.AddStacks(result->stacks);
+      if (!result->stacks.threads.empty()) {
+        ToProto(result->stacks.threads[0], response.mutable_stack());
+      }
+      ModulesToProto(*result, response.mutable_modules());
+    }
+    if (!stream->Write(response)) {
+      return done(absl::CancelledError("the client went away"));
+    }
+  }
+  return done(absl::OkStatus());
+}
+
+grpc::Status UnwinderService::GetStats(grpc::ServerContext* context,
+                                       const v1::GetStatsRequest* request,
+                                       v1::Stats* out) {
+  out->set_process_requests(stats_.process_requests.load());
+  out->set_core_requests(stats_.core_requests.load());
+  out->set_snapshot_streams(stats_.snapshot_streams.load());
+  out->set_samples(stats_.samples.load());
+  for (const auto& [k, v] : stats_.errors()) (*out->mutable_errors())[k] = v;
+  out->set_frames(stats_.frames.load());
+  for (const auto& [k, v] : stats_.stops()) (*out->mutable_stops())[k] = v;
+  unwinder::ModuleCache::Stats cs = cache_.stats();
+  out->set_module_cache_hits(cs.hits);
+  out->set_module_cache_misses(cs.misses);
+  out->set_module_cache_evictions(cs.evictions);
+  out->set_module_cache_bytes(cs.bytes);
+  out->set_module_cache_modules(cs.modules);
+  out->set_memory_bytes_read(stats_.memory_bytes_read.load());
+  out->set_active_requests(pool_.running());
+  out->set_queued_requests(pool_.queued());
+  out->set_rejected_requests(stats_.rejected_requests.load());
+  out->set_connections(stats_.connections.load());
+  out->set_uptime_seconds(absl::ToDoubleSeconds(absl::Now() - stats_.started));
+  return grpc::Status::OK;
+}
+
+}  // namespace unwindd::service

@@ -1,0 +1,96 @@
+#include "service/server_unwind.h"
+
+#include <utility>
+
+#include "proc/live_target.h"
+
+namespace unwindd::service {
+namespace {
+
+class CountingMemory final : public memory::Memory {
+ public:
+  CountingMemory(memory::Memory& inner, std::atomic<uint64_t>* counter)
+      : inner_(inner), counter_(counter) {}
+  size_t Read(uint64_t addr, absl::Span<uint8_t> dst) override {
+    size_t n = inner_.Read(addr, dst);
+    if (counter_ != nullptr) counter_->fetch_add(n, std::memory_order_relaxed);
+    return n;
+  }
+
+ private:
+  memory::Memory& inner_;
+  std::atomic<uint64_t>* counter_;
+};
+
+class CountingTarget final : public proc::Target {
+ public:
+  CountingTarget(proc::Target& inner, std::atomic<uint64_t>* counter)
+      : inner_(inner), memory_(inner.memory(), counter) {}
+  arch::Arch arch() const override { return inner_.arch(); }
+  pid_t pid() const override { return inner_.pid(); }
+  std::vector<pid_t> Threads() const override { return inner_.Threads(); }
+  absl::StatusOr<arch::RegisterSet> InitialRegisters(pid_t tid) override {
+    return inner_.InitialRegisters(tid);
+  }
+  memory::Memory& memory() override { return memory_; }
+  const std::vector<proc::Mapping>& mappings() const override {
+    return inner_.mappings();
+  }
+  std::vector<std::string> FileCandidates(const proc::Mapping& m) const override {
+    return inner_.FileCandidates(m);
+  }
+  std::optional<arch::PacMask> pac_mask() const override { return inner_.pac_mask(); }
+  std::optional<proc::SignalInfo> ThreadSignal(pid_t tid) const override {
+    return inner_.ThreadSignal(tid);
+  }
+  std::string RecordedBuildId(const proc::Mapping& m) const override {
+    return inner_.RecordedBuildId(m);
+  }
+
+ private:
+  proc::Target& inner_;
+  CountingMemory memory_;
+};
+
+}  // namespace
+
+std::unique_ptr<proc::Target> CountReads(proc::Target& target,
+                                         std::atomic<uint64_t>* counter) {
+  return std::make_unique<CountingTarget>(target, counter);
+}
+
+UnwindResult UnwindAndDescribe(proc::Target& target, const UnwindEnv& env,
+                               const unwinder::UnwindOptions& options) {
+  std::unique_ptr<proc::Target> counted = CountReads(target, env.bytes_read);
+  UnwindResult r;
+  r.stacks = unwinder::UnwindTarget(*counted, *env.cache, options);
+  // A module's start is the start of its first mapping.
+  for (const unwinder::ModuleInfo& m : r.stacks.modules) {
+    uint64_t offset = 0;
+    for (const proc::Mapping& mapping : target.mappings()) {
+      if (mapping.start == m.start) {
+        offset = mapping.offset;
+        break;
+      }
+    }
+    r.module_offsets.push_back(offset);
+  }
+  return r;
+}
+
+absl::StatusOr<UnwindResult> UnwindLiveProcess(const Caller& caller,
+                                               const LiveRequest& request,
+                                               const UnwindEnv& env) {
+  absl::Status allowed = CheckProcessAccess(caller, request.pid);
+  if (!allowed.ok()) return allowed;
+  absl::StatusOr<std::unique_ptr<proc::Target>> target =
+      proc::AttachLive(request.pid, request.tids);
+  if (!target.ok()) return target.status();
+  // The authoritative check: the process cannot change identity while it
+  // is stopped, and its pid cannot be reused while we trace it.
+  allowed = CheckProcessAccess(caller, request.pid);
+  if (!allowed.ok()) return allowed;  // detaches on the way out
+  return UnwindAndDescribe(**target, env, request.options);
+}
+
+}  // namespace unwindd::service
