@@ -260,7 +260,9 @@ absl::Status FromLinkMap(const CoreFile& core, const SegmentIndex& segs,
 }
 
 void FromElfHeaders(const CoreFile& core, const SegmentIndex& index,
-                    memory::Memory& dumped, DiscoveredModules& out) {
+                    memory::Memory& dumped,
+                    const BuildIdFinder& find_by_build_id,
+                    DiscoveredModules& out) {
   const std::vector<const CoreSegment*>& segs = index.sorted();
   const std::optional<uint64_t> entry = core.Auxv(kAtEntry);
   const std::optional<uint64_t> vdso = core.Auxv(kAtSysinfoEhdr);
@@ -288,9 +290,20 @@ void FromElfHeaders(const CoreFile& core, const SegmentIndex& index,
       } else {
         name = SoName(dumped, *img);
       }
+      std::string build_id;
+      if (name.empty()) {
+        absl::StatusOr<std::string> id =
+            ReadBuildId(dumped, *img, ElfView::kLoaded);
+        if (id.ok()) {
+          build_id = *id;
+          name = find_by_build_id(build_id);
+        }
+      }
       if (name.empty()) {
         out.warnings.push_back(absl::StrFormat(
-            "an ELF image at 0x%x has no name (no DT_SONAME): skipped", base));
+            "an ELF image at 0x%x has no readable name (DT_SONAME) and no "
+            "file with its build-id '%s' was found: skipped",
+            base, build_id));
         break;
       }
       AddImageMappings(index, *img, name, out.mappings);
@@ -336,7 +349,8 @@ absl::string_view ModuleSourceName(ModuleSource s) {
 }
 
 DiscoveredModules DiscoverModules(const CoreFile& core, memory::Memory& dumped,
-                                  const FileHeaderReader& file_headers) {
+                                  const FileHeaderReader& file_headers,
+                                  const BuildIdFinder& find_by_build_id) {
   DiscoveredModules out;
   const SegmentIndex segs(core);
   if (core.nt_file().has_value()) {
@@ -351,7 +365,7 @@ DiscoveredModules DiscoverModules(const CoreFile& core, memory::Memory& dumped,
           "); modules found from ELF headers in the core's memory"));
       out.mappings.clear();
       out.source = ModuleSource::kElfHeaders;
-      FromElfHeaders(core, segs, dumped, out);
+      FromElfHeaders(core, segs, dumped, find_by_build_id, out);
     }
   }
   AddVdsoAndAnonymous(core, segs, out);

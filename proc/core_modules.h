@@ -51,8 +51,14 @@ struct DiscoveredModules {
 using FileHeaderReader = std::function<absl::StatusOr<ElfImage>(
     const std::string& recorded, bool is_exe)>;
 
+// For an image found by its ELF header that has no readable name (its
+// DT_SONAME string was not dumped): a path, as a core would have recorded
+// it, of a file on this machine with that build-id; "" if none.
+using BuildIdFinder = std::function<std::string(const std::string& build_id)>;
+
 DiscoveredModules DiscoverModules(const CoreFile& core, memory::Memory& dumped,
-                                  const FileHeaderReader& file_headers);
+                                  const FileHeaderReader& file_headers,
+                                  const BuildIdFinder& find_by_build_id);
 
 }  // namespace unwindd::proc
 

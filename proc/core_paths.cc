@@ -1,5 +1,7 @@
 #include "proc/core_paths.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -19,6 +21,17 @@ constexpr absl::string_view kLibraryDirs[] = {"/lib/x86_64-linux-gnu",
                                               "/usr/lib64",
                                               "/lib",
                                               "/usr/lib"};
+
+// /lib/x <-> /usr/lib/x (also lib64, bin, sbin); "" for other paths.
+std::string UsrMergeAlternate(absl::string_view path) {
+  for (absl::string_view top : {"/lib/", "/lib64/", "/bin/", "/sbin/"}) {
+    if (absl::StartsWith(path, top)) return absl::StrCat("/usr", path);
+    if (absl::StartsWith(path, absl::StrCat("/usr", top))) {
+      return std::string(path.substr(4));
+    }
+  }
+  return "";
+}
 
 std::string StripTrailingSlashes(absl::string_view p) {
   while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
@@ -64,12 +77,37 @@ std::vector<std::string> CandidatePaths(const FileLookup& lookup,
       out.push_back(absl::StrCat(m.to, rest));
     }
   }
-  if (!lookup.sysroot.empty()) {
-    out.push_back(absl::StrCat(root, recorded));
-  } else {
+  if (lookup.sysroot.empty()) {
     out.push_back(std::string(recorded));
+    return out;
+  }
+  auto add = [&out](std::string p) {
+    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  };
+  add(absl::StrCat(root, recorded));
+  // A sysroot copied from a merged-/usr system may hold /usr/lib/x.so where
+  // the dynamic linker recorded /lib/x.so (link_map names), or the reverse.
+  if (std::string alt = UsrMergeAlternate(recorded); !alt.empty()) {
+    add(absl::StrCat(root, alt));
+  }
+  // Then by name in the library directories, as gdb's solib-search-path:
+  // /lib64/ld-linux-x86-64.so.2 is /usr/lib/x86_64-linux-gnu/... on Debian.
+  absl::string_view base = recorded.substr(recorded.rfind('/') + 1);
+  if (absl::StrContains(base, ".so")) {
+    for (absl::string_view dir : kLibraryDirs) {
+      add(absl::StrCat(root, dir, "/", base));
+    }
   }
   return out;
+}
+
+const std::vector<std::string>& LibraryDirs() {
+  static const std::vector<std::string>* dirs = [] {
+    auto* v = new std::vector<std::string>;
+    for (absl::string_view d : kLibraryDirs) v->emplace_back(d);
+    return v;
+  }();
+  return *dirs;
 }
 
 }  // namespace unwindd::proc

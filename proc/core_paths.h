@@ -37,14 +37,20 @@ absl::StatusOr<PathMapping> ParsePathMapping(absl::string_view spec);
 
 // In order: --exe (for the main executable only); every --path-map whose
 // `from` is `recorded` or a directory prefix of it, in the order given;
-// then `recorded` under --sysroot if there is one, else `recorded` itself.
-// With a sysroot the host's own files are never used: a core from another
-// machine must not silently unwind with this machine's libc. A recorded
-// name that is not absolute (a DT_SONAME found without NT_FILE) is looked
-// up in the usual library directories of the sysroot (or of /).
+// then, with --sysroot, `recorded` under it, its merged-/usr twin (/lib/x
+// <-> /usr/lib/x) and, for shared objects, its file name in the usual
+// library directories under it; without one, `recorded` itself. With a
+// sysroot the host's own files are never used: a core from another machine
+// must not silently unwind with this machine's libc. A recorded name that
+// is not absolute (a DT_SONAME found without NT_FILE) is looked up in the
+// library directories of the sysroot (or of /).
 std::vector<std::string> CandidatePaths(const FileLookup& lookup,
                                         absl::string_view recorded,
                                         bool is_main_executable);
+
+// The directories the dynamic linker searches on the distributions we run
+// on (Debian multiarch first), for names without a directory.
+const std::vector<std::string>& LibraryDirs();
 
 }  // namespace unwindd::proc
 

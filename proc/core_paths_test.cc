@@ -39,14 +39,26 @@ TEST(CorePathsTest, PathMapsByWholeComponentsThenSysroot) {
   // /opt/app does not map /opt/application.
   EXPECT_EQ(CandidatePaths(l, "/opt/application", false),
             (V{"/mnt/opt/application", "/sr/opt/application"}));
-  // With a sysroot the host's own file is never a candidate.
-  EXPECT_EQ(CandidatePaths(l, "/lib/libc.so.6", false), V{"/sr/lib/libc.so.6"});
+  // With a sysroot the host's own file is never a candidate; a library is
+  // also tried at its merged-/usr twin and by name in the library
+  // directories.
+  V c = CandidatePaths(l, "/lib64/ld-linux-x86-64.so.2", false);
+  ASSERT_GE(c.size(), 3u);
+  EXPECT_EQ(c[0], "/sr/lib64/ld-linux-x86-64.so.2");
+  EXPECT_EQ(c[1], "/sr/usr/lib64/ld-linux-x86-64.so.2");
+  EXPECT_EQ(c[2], "/sr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2");
+  for (const std::string& p : c) EXPECT_TRUE(p.rfind("/sr/", 0) == 0) << p;
+  EXPECT_EQ(CandidatePaths(l, "/usr/bin/app", false),
+            (V{"/sr/usr/bin/app", "/sr/bin/app"}));
 }
 
 TEST(CorePathsTest, RootMappingAndRootSysroot) {
   FileLookup l{.sysroot = "/", .path_map = {{"/", "/chroot"}}};
-  EXPECT_EQ(CandidatePaths(l, "/lib/a.so", false),
-            (V{"/chroot/lib/a.so", "/lib/a.so"}));
+  V c = CandidatePaths(l, "/lib/a.so", false);
+  ASSERT_GE(c.size(), 3u);
+  EXPECT_EQ(c[0], "/chroot/lib/a.so");
+  EXPECT_EQ(c[1], "/lib/a.so");
+  EXPECT_EQ(c[2], "/usr/lib/a.so");
 }
 
 TEST(CorePathsTest, BareSonamesSearchLibraryDirectories) {

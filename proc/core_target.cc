@@ -1,5 +1,6 @@
 #include "proc/core_target.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -9,6 +10,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -18,6 +20,9 @@
 
 namespace unwindd::proc {
 namespace {
+
+// Files read for their build-id when a module must be found by it.
+constexpr size_t kMaxIndexedFiles = 8192;
 
 // A mapping whose file the core names: a recorded path (inode 0, since
 // cores do not record inodes), not "[vdso]" or an anonymous mapping.
@@ -89,7 +94,11 @@ absl::Status CoreTarget::Init(const std::string& path,
     }
     return absl::NotFoundError(absl::StrCat(recorded, " not found"));
   };
-  DiscoveredModules found = DiscoverModules(*core_, **dumped, file_headers);
+  BuildIdFinder by_build_id = [this](const std::string& id) {
+    return FindByBuildId(id);
+  };
+  DiscoveredModules found =
+      DiscoverModules(*core_, **dumped, file_headers, by_build_id);
   mappings_ = std::move(found.mappings);
   report_.modules_from = found.source;
   report_.executable = found.main_executable;
@@ -209,6 +218,38 @@ void CoreTarget::ResolveFiles(std::vector<memory::FileRegion>& regions) {
     if (fd != nullptr)
       regions.push_back({m.start, m.end - m.start, fd, m.offset});
   }
+}
+
+std::string CoreTarget::FindByBuildId(const std::string& build_id) {
+  if (!build_id_index_built_) {
+    build_id_index_built_ = true;
+    // The shared objects in the library directories of the sysroot (or of
+    // this machine), by build-id; bounded, since each costs two reads.
+    std::string root = options_.lookup.sysroot;
+    while (!root.empty() && root.back() == '/') root.pop_back();
+    size_t files = 0;
+    for (const std::string& dir : LibraryDirs()) {
+      DIR* d = opendir((root + dir).c_str());
+      if (d == nullptr) continue;
+      while (struct dirent* e = readdir(d)) {
+        if (files >= kMaxIndexedFiles) break;
+        if (!absl::StrContains(e->d_name, ".so")) continue;
+        ++files;
+        const std::string recorded = absl::StrCat(dir, "/", e->d_name);
+        std::optional<OpenedCandidate> f = OpenCandidate(root + recorded);
+        if (!f) continue;
+        absl::StatusOr<ElfImage> img =
+            ReadElfImage(*f->as_memory, 0, ElfView::kFile);
+        if (!img.ok()) continue;
+        absl::StatusOr<std::string> id =
+            ReadBuildId(*f->as_memory, *img, ElfView::kFile);
+        if (id.ok()) build_id_index_.try_emplace(*id, recorded);
+      }
+      closedir(d);
+    }
+  }
+  auto it = build_id_index_.find(build_id);
+  return it == build_id_index_.end() ? "" : it->second;
 }
 
 absl::StatusOr<arch::RegisterSet> CoreTarget::InitialRegisters(pid_t tid) {

@@ -87,12 +87,17 @@ class CoreTarget final : public Target {
   absl::Status Init(const std::string& path, const CoreOptions& options);
   // Checks each recorded file against the candidates on this machine.
   void ResolveFiles(std::vector<memory::FileRegion>& file_regions);
+  // A library directory path (as a core would record it) of a file with
+  // `build_id` under the sysroot (or /); "" if none.
+  std::string FindByBuildId(const std::string& build_id);
 
   CoreOptions options_;
   std::optional<CoreFile> core_;
   std::vector<pid_t> threads_;
   std::vector<Mapping> mappings_;
   std::unique_ptr<memory::Memory> memory_;
+  bool build_id_index_built_ = false;
+  absl::flat_hash_map<std::string, std::string> build_id_index_;
   absl::flat_hash_map<pid_t, size_t> thread_index_;  // into core_->threads()
   absl::flat_hash_map<std::string, size_t> file_index_;  // into report_.files
   // recorded path -> build-id the core's memory holds for it.
