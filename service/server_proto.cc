@@ -1,5 +1,8 @@
 #include "service/server_proto.h"
 
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "proc/signal_info.h"
 
@@ -124,6 +127,60 @@ absl::StatusOr<arch::Arch> FromProto(v1::Arch a) {
     default:
       return absl::InvalidArgumentError(
           absl::StrFormat("unknown or unspecified arch %d", static_cast<int>(a)));
+  }
+}
+
+absl::StatusOr<unwinder::SourcePolicy> SourcesFromProto(
+    const google::protobuf::RepeatedField<int>& sources) {
+  if (sources.empty()) return unwinder::SourcePolicy();
+  std::vector<unwinder::Source> out;
+  for (int m : sources) {
+    unwinder::Source s;
+    switch (m) {
+      case v1::METHOD_EH_FRAME:
+        s = unwinder::Source::kEhFrame;
+        break;
+      case v1::METHOD_DEBUG_FRAME:
+        s = unwinder::Source::kDebugFrame;
+        break;
+      case v1::METHOD_SFRAME:
+        s = unwinder::Source::kSframe;
+        break;
+      case v1::METHOD_FRAME_POINTER:
+        s = unwinder::Source::kFramePointer;
+        break;
+      default:
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "sources: %s is not an unwind-info source (eh_frame, debug_frame, "
+            "sframe, frame_pointer)",
+            v1::Method_Name(static_cast<v1::Method>(m))));
+    }
+    if (std::find(out.begin(), out.end(), s) != out.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sources: ", unwinder::SourceName(s), " given twice"));
+    }
+    out.push_back(s);
+  }
+  return unwinder::SourcePolicy::Of(out);
+}
+
+void SourcesToProto(const unwinder::SourcePolicy& policy,
+                    google::protobuf::RepeatedField<int>* out) {
+  for (unwinder::Source s : policy.sources()) {
+    switch (s) {
+      case unwinder::Source::kEhFrame:
+        out->Add(v1::METHOD_EH_FRAME);
+        break;
+      case unwinder::Source::kDebugFrame:
+        out->Add(v1::METHOD_DEBUG_FRAME);
+        break;
+      case unwinder::Source::kSframe:
+        out->Add(v1::METHOD_SFRAME);
+        break;
+      case unwinder::Source::kFramePointer:
+        out->Add(v1::METHOD_FRAME_POINTER);
+        break;
+    }
   }
 }
 

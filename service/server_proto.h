@@ -21,6 +21,7 @@
 #include "proto/unwinder.pb.h"
 #include "service/output.h"
 #include "unwinder/method.h"
+#include "unwinder/source_policy.h"
 #include "unwinder/unwinder.h"
 
 namespace unwindd::service {
@@ -43,6 +44,15 @@ v1::StopReason ToProto(unwinder::StopReason r);
 v1::Arch ToProto(arch::Arch a);
 absl::StatusOr<unwinder::Method> FromProto(v1::Method m);
 absl::StatusOr<arch::Arch> FromProto(v1::Arch a);
+
+// A request's `sources` as a policy: empty -> the default; METHOD_EH_FRAME,
+// METHOD_DEBUG_FRAME, METHOD_SFRAME, METHOD_FRAME_POINTER in the order given;
+// InvalidArgument for anything else or a repeated source.
+absl::StatusOr<unwinder::SourcePolicy> SourcesFromProto(
+    const google::protobuf::RepeatedField<int>& sources);
+// The policy as a request's `sources`.
+void SourcesToProto(const unwinder::SourcePolicy& policy,
+                    google::protobuf::RepeatedField<int>* out);
 
 void ToProto(const unwinder::ThreadStack& t, v1::ThreadStack* out);
 void ToProto(const UnwindResult& r, v1::UnwindResponse* out);

@@ -28,15 +28,6 @@ absl::Status CheckTids(const google::protobuf::RepeatedField<int32_t>& tids,
   return absl::OkStatus();
 }
 
-// Source selection is part of v1, but the step loop has no knob for it
-// yet: anything but the default policy is refused rather than ignored.
-absl::Status CheckSources(const google::protobuf::RepeatedField<int>& sources) {
-  if (sources.empty()) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      "this server does not support choosing unwind sources; leave `sources` "
-      "empty for the default policy");
-}
-
 }  // namespace
 
 UnwinderService::UnwinderService(const ServiceOptions& options,
@@ -131,8 +122,10 @@ grpc::Status UnwinderService::UnwindProcess(grpc::ServerContext* context,
   LiveRequest live;
   live.pid = request->pid();
   absl::Status s = CheckTids(request->tids(), options_.max_tids, &live.tids);
-  if (s.ok()) s = CheckSources(request->sources());
   if (!s.ok()) return done(s);
+  absl::StatusOr<unwinder::SourcePolicy> sources = SourcesFromProto(request->sources());
+  if (!sources.ok()) return done(sources.status());
+  live.options.sources = *sources;
   absl::StatusOr<int> frames = Frames(request->max_frames());
   live.options.max_frames = *frames;
   // Refuse early, before taking a worker; checked again once attached.
@@ -176,12 +169,14 @@ grpc::Status UnwinderService::UnwindCore(
   const v1::CoreOptions& o = first.options();
   CoreRequest core;
   absl::Status s = CheckTids(o.tids(), options_.max_tids, &core.tids);
-  if (s.ok()) s = CheckSources(o.sources());
+  absl::StatusOr<unwinder::SourcePolicy> sources = SourcesFromProto(o.sources());
+  if (s.ok() && !sources.ok()) s = sources.status();
   if (s.ok() && o.path_map_size() > options_.snapshot.max_path_maps) {
     s = absl::InvalidArgumentError("too many path_map entries");
   }
   if (!s.ok()) return done(s);
   core.options.max_frames = *Frames(o.max_frames());
+  core.options.sources = *sources;
   core.max_decompressed_bytes = options_.max_decompressed_core_bytes;
   core.sysroot = o.sysroot();
   core.exe = o.exe();

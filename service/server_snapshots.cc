@@ -244,6 +244,8 @@ absl::StatusOr<UnwindResult> SnapshotSession::Unwind(
   if (!a.ok()) return a.status();
   absl::StatusOr<arch::RegisterSet> regs = Registers(r, *a);
   if (!regs.ok()) return regs.status();
+  absl::StatusOr<unwinder::SourcePolicy> sources = SourcesFromProto(r.sources());
+  if (!sources.ok()) return sources.status();
 
   const bool process_readable =
       r.pid() > 0 && CheckProcessAccess(caller_, r.pid()).ok();
@@ -274,6 +276,7 @@ absl::StatusOr<UnwindResult> SnapshotSession::Unwind(
           ? limits_.default_frames
           : static_cast<int>(std::min<uint32_t>(r.max_frames(), limits_.max_frames));
   options.cancel = cancel;
+  options.sources = *sources;
   return UnwindAndDescribe(**target, env_, options);
 }
 

@@ -171,7 +171,7 @@ TEST_F(UnwinddTest, ErrorsHaveCanonicalCodes) {
   harness::RunningProgram p = StartFixture("threads_c_O2_nofp_pie");
   v1::UnwindProcessRequest req;
   req.set_pid(p.pid());
-  req.add_sources(v1::METHOD_FRAME_POINTER);
+  req.add_sources(v1::METHOD_SIGNAL);  // not an unwind-info source
   grpc::ClientContext c1;
   EXPECT_EQ(server_->Stub()->UnwindProcess(&c1, req, &r).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
@@ -184,8 +184,44 @@ TEST_F(UnwinddTest, ErrorsHaveCanonicalCodes) {
   ASSERT_TRUE(Unwind(*server_, p.pid(), &r, 2).ok());
   for (const v1::ThreadStack& t : r.threads()) {
     EXPECT_LE(t.frames_size(), 2);
-    if (t.frames_size() == 2) EXPECT_EQ(t.stop(), v1::STOP_REASON_MAX_FRAMES);
+    if (t.frames_size() == 2) {
+      EXPECT_EQ(t.stop(), v1::STOP_REASON_MAX_FRAMES);
+    }
   }
+}
+
+// The request's sources reach the step loop: with frame pointers only, no
+// frame comes from .eh_frame; with .eh_frame only, as many frames as the
+// default policy finds on this fixture (it has CFI everywhere).
+TEST_F(UnwinddTest, SourcesChooseTheUnwindInfo) {
+  harness::RunningProgram p = StartFixture("demo_O0_fp_pie");
+  v1::UnwindResponse all;
+  ASSERT_TRUE(Unwind(*server_, p.pid(), &all).ok());
+  for (v1::Method only : {v1::METHOD_FRAME_POINTER, v1::METHOD_EH_FRAME}) {
+    v1::UnwindProcessRequest req;
+    req.set_pid(p.pid());
+    req.add_sources(only);
+    v1::UnwindResponse r;
+    grpc::ClientContext c;
+    ASSERT_TRUE(server_->Stub()->UnwindProcess(&c, req, &r).ok());
+    ASSERT_EQ(r.threads_size(), all.threads_size());
+    for (int t = 0; t < r.threads_size(); ++t) {
+      for (const v1::Frame& f : r.threads(t).frames()) {
+        if (only == v1::METHOD_FRAME_POINTER) EXPECT_NE(f.method(), v1::METHOD_EH_FRAME);
+      }
+      if (only == v1::METHOD_EH_FRAME) {
+        EXPECT_EQ(r.threads(t).frames_size(), all.threads(t).frames_size());
+      }
+    }
+  }
+  v1::UnwindProcessRequest twice;
+  twice.set_pid(p.pid());
+  twice.add_sources(v1::METHOD_SFRAME);
+  twice.add_sources(v1::METHOD_SFRAME);
+  v1::UnwindResponse r;
+  grpc::ClientContext c;
+  EXPECT_EQ(server_->Stub()->UnwindProcess(&c, twice, &r).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
 }
 
 TEST_F(UnwinddTest, EnumNamesMatchTheCliJsonNames) {
