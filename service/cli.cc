@@ -10,7 +10,11 @@ namespace unwindd::service {
 
 const char kUsage[] =
     "usage: unwind pid PID [--tid=TID]... [--format=text|json] [--max-frames=N]\n"
-    "       unwind demo [--format=text|json] [--max-frames=N]\n";
+    "                      [--sources=LIST]\n"
+    "       unwind demo [--format=text|json] [--max-frames=N] [--sources=LIST]\n"
+    "       unwind check-sframe FILE\n"
+    "  --sources=LIST  unwind sources to use, in order, from eh_frame,\n"
+    "                  debug_frame, sframe, fp (default: all four, in that order)\n";
 
 namespace {
 
@@ -54,13 +58,18 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
           PositiveNumber("frame limit", a, unwinder::kMaxMaxFrames);
       if (!n.ok()) return n.status();
       cmd.max_frames = static_cast<int>(*n);
+    } else if (absl::ConsumePrefix(&a, "--sources=")) {
+      absl::StatusOr<unwinder::SourcePolicy> p = unwinder::SourcePolicy::Parse(a);
+      if (!p.ok()) return p.status();
+      cmd.sources = *p;
+      cmd.sources_given = true;
     } else if (absl::StartsWith(a, "-")) {
       return Bad(absl::StrCat("unknown option '", a, "'"));
     } else {
       positional.push_back(a);
     }
   }
-  if (positional.empty()) return Bad("missing command (pid or demo)");
+  if (positional.empty()) return Bad("missing command (pid, demo or check-sframe)");
   if (positional[0] == "pid") {
     if (positional.size() != 2) return Bad("pid takes exactly one PID");
     absl::StatusOr<int64_t> p = PositiveNumber("pid", positional[1], INT32_MAX);
@@ -71,6 +80,13 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
     if (positional.size() != 1) return Bad("demo takes no arguments");
     if (!cmd.tids.empty()) return Bad("--tid does not apply to demo");
     cmd.kind = Command::Kind::kDemo;
+  } else if (positional[0] == "check-sframe") {
+    if (positional.size() != 2) return Bad("check-sframe takes exactly one FILE");
+    if (!cmd.tids.empty() || cmd.sources_given || cmd.max_frames != 0) {
+      return Bad("check-sframe takes no --tid, --sources or --max-frames");
+    }
+    cmd.kind = Command::Kind::kCheckSframe;
+    cmd.path = std::string(positional[1]);
   } else {
     return Bad(absl::StrCat("unknown command '", positional[0], "'"));
   }

@@ -13,18 +13,23 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "unwinder/source_policy.h"
 
 namespace unwindd::service {
 
 enum class Format { kText, kJson };
 
 struct Command {
-  enum class Kind { kPid, kDemo, kHelp };
+  enum class Kind { kPid, kDemo, kCheckSframe, kHelp };
   Kind kind = Kind::kHelp;
   pid_t pid = 0;
   std::vector<pid_t> tids;
   Format format = Format::kText;
   int max_frames = 0;  // 0: the unwinder's default
+  // --sources=LIST: unwind sources in the order to try them.
+  unwinder::SourcePolicy sources;
+  bool sources_given = false;
+  std::string path;  // check-sframe FILE
 };
 
 // `args` excludes argv[0]. InvalidArgument with a one-line message on misuse.

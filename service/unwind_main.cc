@@ -15,7 +15,9 @@
 #include "service/demo.h"
 #include "service/output.h"
 #include "service/remote_exec.h"
+#include "unwinder/module.h"
 #include "unwinder/module_cache.h"
+#include "unwinder/sframe/check.h"
 #include "unwinder/unwinder.h"
 
 namespace {
@@ -31,8 +33,25 @@ int Fail(absl::string_view msg) {
   return 1;
 }
 
+// `unwind check-sframe FILE`: exit 0 when .sframe and .eh_frame agree
+// everywhere both cover, 3 when they disagree (the report says where), 1 when
+// the file cannot be checked.
+int CheckSframe(const std::string& path) {
+  absl::StatusOr<std::shared_ptr<unwindd::unwinder::Module>> module =
+      unwindd::unwinder::Module::OpenFile(path);
+  if (!module.ok()) return Fail(module.status().message());
+  absl::StatusOr<unwindd::unwinder::sframe::CheckReport> report =
+      unwindd::unwinder::sframe::CheckSframe(**module);
+  if (!report.ok()) return Fail(report.status().message());
+  std::string out = unwindd::unwinder::sframe::FormatCheckReport(*report);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (std::fflush(stdout) != 0) return 1;
+  return report->ok() ? 0 : 3;
+}
+
 int Run(const unwindd::service::Command& cmd) {
   using unwindd::service::Command;
+  if (cmd.kind == Command::Kind::kCheckSframe) return CheckSframe(cmd.path);
   std::unique_ptr<unwindd::service::DemoProcess> demo;
   pid_t pid = cmd.pid;
   if (cmd.kind == Command::Kind::kDemo) {
@@ -50,6 +69,7 @@ int Run(const unwindd::service::Command& cmd) {
     unwindd::unwinder::ModuleCache cache;
     unwindd::unwinder::UnwindOptions options;
     if (cmd.max_frames > 0) options.max_frames = cmd.max_frames;
+    options.sources = cmd.sources;
     options.cancel = &g_interrupted;
     stacks = unwindd::unwinder::UnwindTarget(**target, cache, options);
   }  // detached here

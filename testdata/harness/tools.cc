@@ -104,12 +104,13 @@ absl::StatusOr<ThreadFrames> GdbFrames(pid_t pid) {
   return frames;
 }
 
-absl::StatusOr<UnwindOutput> UnwindFrames(const std::string& unwind_binary,
-                                          pid_t pid) {
-  absl::StatusOr<ToolOutput> out =
-      RunTool({unwind_binary, "pid", absl::StrCat(pid), "--format=json",
-               "--max-frames=4096"},
-              kToolTimeout);
+absl::StatusOr<UnwindOutput> UnwindFrames(
+    const std::string& unwind_binary, pid_t pid,
+    const std::vector<std::string>& extra_args) {
+  std::vector<std::string> argv = {unwind_binary, "pid", absl::StrCat(pid),
+                                   "--format=json", "--max-frames=4096"};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  absl::StatusOr<ToolOutput> out = RunTool(argv, kToolTimeout);
   if (!out.ok()) return out.status();
   if (out->exit_code != 0) {
     return absl::InternalError(ToolFailure(unwind_binary, *out));

@@ -55,9 +55,11 @@ absl::StatusOr<ThreadFrames> EuStackFrames(pid_t pid,
 // the entry point until the CFI says stop), running kGdbFramesScript.
 absl::StatusOr<ThreadFrames> GdbFrames(pid_t pid);
 
-// `<unwind_binary> pid PID --format=json --max-frames=4096`.
-absl::StatusOr<UnwindOutput> UnwindFrames(const std::string& unwind_binary,
-                                          pid_t pid);
+// `<unwind_binary> pid PID --format=json --max-frames=4096 [extra_args...]`
+// (e.g. {"--sources=sframe,eh_frame"}); each frame keeps its method.
+absl::StatusOr<UnwindOutput> UnwindFrames(
+    const std::string& unwind_binary, pid_t pid,
+    const std::vector<std::string>& extra_args = {});
 
 // The directory runfiles of the workspace live in:
 // $TEST_SRCDIR/unwindd, or <this binary>.runfiles/unwindd outside `bazel test`.

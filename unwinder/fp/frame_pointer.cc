@@ -49,7 +49,12 @@ absl::Status CheckFrameRecord(const arch::RegisterSet& regs,
     return absl::OutOfRangeError(
         absl::StrFormat("frame pointer 0x%x is not %u-byte aligned", fp, word));
   }
-  if (fp < sp || fp < bounds.lo || fp > bounds.hi || bounds.hi - fp < record) {
+  if (fp < sp) {
+    // The caller's CFA (fp + record) would not be above this frame's.
+    return absl::OutOfRangeError(absl::StrFormat(
+        "frame pointer 0x%x is below sp 0x%x: the chain goes down", fp, sp));
+  }
+  if (fp < bounds.lo || fp > bounds.hi || bounds.hi - fp < record) {
     return absl::OutOfRangeError(absl::StrFormat(
         "frame record at 0x%x is outside the stack [0x%x, 0x%x) above sp 0x%x",
         fp, bounds.lo, bounds.hi, sp));

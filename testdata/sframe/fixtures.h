@@ -1,0 +1,78 @@
+// The committed SFrame fixtures (build_fixtures.sh) and their golden
+// `readelf --sframe` dumps, for the tests in this directory.
+//
+//   for (const SframeFixture& f : SframeFixtures()) {
+//     absl::StatusOr<GoldenSframe> g = ReadGolden(f.name);
+//     std::string path = SframeFixturePath(f.name);
+//   }
+#ifndef UNWINDD_TESTDATA_SFRAME_FIXTURES_H_
+#define UNWINDD_TESTDATA_SFRAME_FIXTURES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace unwindd::sframe_fixtures {
+
+struct SframeFixture {
+  std::string name;
+  int version;         // SFrame version in the binary
+  bool x86_64;         // runs on this machine (else aarch64: parsed only)
+  // check-sframe's expected verdict: "" for none, "plt.got" for the .plt.got
+  // entry binutils' ld describes with the pltN template, "planted" for the
+  // fixture made to disagree.
+  std::string disagreement;
+};
+
+const std::vector<SframeFixture>& SframeFixtures();
+std::string SframeFixturePath(absl::string_view name);
+
+// One row of `readelf --sframe`: "STARTPC CFA FP RA", or "RA undefined".
+struct GoldenRow {
+  uint64_t pc = 0;  // as printed: the address, or for [m] FDEs the offset
+  std::string cfa, fp, ra;
+  bool ra_undefined = false;
+};
+
+struct GoldenFunction {
+  uint64_t pc = 0;
+  uint32_t size = 0;
+  bool pc_mask = false;  // "STARTPC[m]"
+  std::string attrs;     // v3 'attr = "F"' (flex), "S" (signal)
+  bool pauth_key_b = false;
+  std::vector<GoldenRow> rows;
+};
+
+struct GoldenSframe {
+  int version = 0;
+  uint32_t num_fdes = 0;
+  uint32_t num_fres = 0;
+  std::vector<GoldenFunction> functions;
+};
+
+absl::StatusOr<GoldenSframe> ParseGolden(absl::string_view text);
+absl::StatusOr<GoldenSframe> ReadGolden(absl::string_view fixture);
+
+// The disagreement planted in threads_c_sframe_v2_nopie_disagree:
+// [pc_lo, pc_hi) and the CFA offset before and after.
+struct Planted {
+  uint64_t pc_lo = 0, pc_hi = 0;
+  int old_offset = 0, new_offset = 0;
+};
+absl::StatusOr<Planted> ReadPlanted();
+
+// Where a named section (e.g. ".plt.got") is, nullopt if absent.
+struct Section {
+  uint64_t addr = 0;    // sh_addr
+  uint64_t size = 0;    // sh_size
+  uint64_t offset = 0;  // sh_offset
+};
+std::optional<Section> FindSection(const std::string& file, absl::string_view name);
+
+}  // namespace unwindd::sframe_fixtures
+
+#endif  // UNWINDD_TESTDATA_SFRAME_FIXTURES_H_
