@@ -59,5 +59,38 @@ TEST(CliTest, Errors) {
   }
 }
 
+TEST(CliTest, Core) {
+  absl::StatusOr<Command> c =
+      Parse({"core", "/var/crash/core.zst", "--exe=/tmp/app", "--sysroot=/sr",
+             "--path-map=/opt=/mnt/opt", "--path-map=/a/=/b", "--tid=7",
+             "--format=json"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->kind, Command::Kind::kCore);
+  EXPECT_EQ(c->core, "/var/crash/core.zst");
+  EXPECT_EQ(c->exe, "/tmp/app");
+  EXPECT_EQ(c->sysroot, "/sr");
+  ASSERT_EQ(c->path_maps.size(), 2u);
+  EXPECT_EQ(c->path_maps[0].from, "/opt");
+  EXPECT_EQ(c->path_maps[0].to, "/mnt/opt");
+  EXPECT_EQ(c->path_maps[1].from, "/a");
+  EXPECT_EQ(c->tids, std::vector<pid_t>{7});
+}
+
+TEST(CliTest, CoreErrors) {
+  for (std::vector<absl::string_view> args :
+       std::vector<std::vector<absl::string_view>>{
+           {"core"},
+           {"core", "a", "b"},
+           {"core", "a", "--path-map=nothing"},
+           {"core", "a", "--path-map==/x"},
+           {"pid", "1", "--exe=/x"},
+           {"pid", "1", "--sysroot=/x"},
+           {"demo", "--path-map=/a=/b"},
+       }) {
+    absl::StatusOr<Command> c = Parse(args);
+    EXPECT_TRUE(absl::IsInvalidArgument(c.status())) << args.back();
+  }
+}
+
 }  // namespace
 }  // namespace unwindd::service

@@ -17,7 +17,9 @@ std::string SignalJson(const proc::SignalInfo& s) {
     absl::string_view name = proc::SignalCodeName(s.number, *s.code);
     if (!name.empty()) absl::StrAppend(&out, ", \"code_name\": ", JsonString(name));
   }
-  if (s.fault_address) absl::StrAppend(&out, ", \"fault_address\": ", Hex(*s.fault_address));
+  if (s.fault_address) {
+    absl::StrAppend(&out, ", \"fault_address\": ", Hex(*s.fault_address));
+  }
   if (s.sender_pid) absl::StrAppend(&out, ", \"sender_pid\": ", *s.sender_pid);
   if (s.sender_uid) absl::StrAppend(&out, ", \"sender_uid\": ", *s.sender_uid);
   return out + "}";
@@ -30,7 +32,9 @@ std::string SignalText(const proc::SignalInfo& s) {
     absl::StrAppend(&out, " (", name.empty() ? absl::StrCat("code ", *s.code)
                                              : std::string(name), ")");
   }
-  if (s.fault_address) absl::StrAppendFormat(&out, " fault address 0x%x", *s.fault_address);
+  if (s.fault_address) {
+    absl::StrAppendFormat(&out, " fault address 0x%x", *s.fault_address);
+  }
   if (s.sender_pid) absl::StrAppend(&out, " from pid ", *s.sender_pid);
   return out;
 }

@@ -1,0 +1,80 @@
+#include "service/core_command.h"
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "unwinder/module_cache.h"
+#include "unwinder/unwinder.h"
+
+namespace unwindd::service {
+namespace {
+
+void PrintErr(absl::string_view prefix, absl::string_view msg) {
+  std::fprintf(stderr, "unwind: %.*s%.*s\n", static_cast<int>(prefix.size()),
+               prefix.data(), static_cast<int>(msg.size()), msg.data());
+}
+
+absl::string_view StateName(proc::CoreFileStatus::State s) {
+  switch (s) {
+    case proc::CoreFileStatus::State::kFound:
+      return "found";
+    case proc::CoreFileStatus::State::kMissing:
+      return "missing";
+    case proc::CoreFileStatus::State::kMismatch:
+      return "mismatch";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+CoreSummary SummarizeCore(const proc::CoreReport& report) {
+  CoreSummary s;
+  s.core = report.core_path;
+  s.compression = std::string(memory::CompressionName(report.compression));
+  s.executable = report.executable;
+  s.modules_from = std::string(proc::ModuleSourceName(report.modules_from));
+  for (const proc::CoreFileStatus& f : report.files) {
+    s.files.push_back({f.recorded, std::string(StateName(f.state)), f.file,
+                       f.core_build_id, f.file_build_id});
+  }
+  s.warnings = report.warnings;
+  return s;
+}
+
+int RunCore(const Command& cmd, const std::atomic<bool>* cancel) {
+  proc::CoreOptions options;
+  options.lookup.exe = cmd.exe;
+  options.lookup.sysroot = cmd.sysroot;
+  options.lookup.path_map = cmd.path_maps;
+  options.tids = cmd.tids;
+  absl::StatusOr<std::unique_ptr<proc::CoreTarget>> target =
+      proc::OpenCore(cmd.core, options);
+  if (!target.ok()) {
+    PrintErr("", target.status().message());
+    return 1;
+  }
+  const CoreSummary summary = SummarizeCore((*target)->report());
+  // Every problem goes to stderr too, where a person running the command
+  // sees it whatever the output format.
+  for (const std::string& w : summary.warnings) PrintErr("warning: ", w);
+
+  unwinder::ModuleCache cache;
+  unwinder::UnwindOptions unwind_options;
+  if (cmd.max_frames > 0) unwind_options.max_frames = cmd.max_frames;
+  unwind_options.cancel = cancel;
+  unwinder::ProcessStacks stacks =
+      unwinder::UnwindTarget(**target, cache, unwind_options);
+  if (cancel != nullptr && cancel->load()) {
+    PrintErr("", "interrupted");
+    return 1;
+  }
+  std::string out = cmd.format == Format::kJson ? FormatJson(stacks, &summary)
+                                                : FormatText(stacks, &summary);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
+}  // namespace unwindd::service
