@@ -12,6 +12,9 @@ const char kUsage[] =
     "usage: unwind pid PID [--tid=TID]... [--format=text|json] [--max-frames=N]\n"
     "                      [--sources=LIST]\n"
     "       unwind demo [--format=text|json] [--max-frames=N] [--sources=LIST]\n"
+    "       unwind core CORE [--exe=PATH] [--sysroot=DIR] [--path-map=OLD=NEW]...\n"
+    "                        [--tid=TID]... [--format=text|json] [--max-frames=N]\n"
+    "                        [--sources=LIST]\n"
     "       unwind check-sframe FILE\n"
     "  --sources=LIST  unwind sources to use, in order, from eh_frame,\n"
     "                  debug_frame, sframe, fp (default: all four, in that order)\n";
@@ -63,13 +66,21 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
       if (!p.ok()) return p.status();
       cmd.sources = *p;
       cmd.sources_given = true;
+    } else if (absl::ConsumePrefix(&a, "--exe=")) {
+      cmd.exe = std::string(a);
+    } else if (absl::ConsumePrefix(&a, "--sysroot=")) {
+      cmd.sysroot = std::string(a);
+    } else if (absl::ConsumePrefix(&a, "--path-map=")) {
+      absl::StatusOr<proc::PathMapping> m = proc::ParsePathMapping(a);
+      if (!m.ok()) return m.status();
+      cmd.path_maps.push_back(*std::move(m));
     } else if (absl::StartsWith(a, "-")) {
       return Bad(absl::StrCat("unknown option '", a, "'"));
     } else {
       positional.push_back(a);
     }
   }
-  if (positional.empty()) return Bad("missing command (pid, demo or check-sframe)");
+  if (positional.empty()) return Bad("missing command (pid, core, demo or check-sframe)");
   if (positional[0] == "pid") {
     if (positional.size() != 2) return Bad("pid takes exactly one PID");
     absl::StatusOr<int64_t> p = PositiveNumber("pid", positional[1], INT32_MAX);
@@ -80,6 +91,10 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
     if (positional.size() != 1) return Bad("demo takes no arguments");
     if (!cmd.tids.empty()) return Bad("--tid does not apply to demo");
     cmd.kind = Command::Kind::kDemo;
+  } else if (positional[0] == "core") {
+    if (positional.size() != 2) return Bad("core takes exactly one CORE file");
+    cmd.kind = Command::Kind::kCore;
+    cmd.core = std::string(positional[1]);
   } else if (positional[0] == "check-sframe") {
     if (positional.size() != 2) return Bad("check-sframe takes exactly one FILE");
     if (!cmd.tids.empty() || cmd.sources_given || cmd.max_frames != 0) {
@@ -89,6 +104,10 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
     cmd.path = std::string(positional[1]);
   } else {
     return Bad(absl::StrCat("unknown command '", positional[0], "'"));
+  }
+  if (cmd.kind != Command::Kind::kCore &&
+      (!cmd.exe.empty() || !cmd.sysroot.empty() || !cmd.path_maps.empty())) {
+    return Bad("--exe, --sysroot and --path-map apply to core only");
   }
   return cmd;
 }

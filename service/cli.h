@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "proc/core_paths.h"
 #include "unwinder/source_policy.h"
 
 namespace unwindd::service {
@@ -20,7 +21,7 @@ namespace unwindd::service {
 enum class Format { kText, kJson };
 
 struct Command {
-  enum class Kind { kPid, kDemo, kCheckSframe, kHelp };
+  enum class Kind { kPid, kDemo, kCheckSframe, kCore, kHelp };
   Kind kind = Kind::kHelp;
   pid_t pid = 0;
   std::vector<pid_t> tids;
@@ -30,6 +31,11 @@ struct Command {
   unwinder::SourcePolicy sources;
   bool sources_given = false;
   std::string path;  // check-sframe FILE
+  // unwind core CORE: the core, and where its files are on this machine.
+  std::string core;
+  std::string exe;
+  std::string sysroot;
+  std::vector<proc::PathMapping> path_maps;
 };
 
 // `args` excludes argv[0]. InvalidArgument with a one-line message on misuse.

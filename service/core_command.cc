@@ -64,6 +64,7 @@ int RunCore(const Command& cmd, const std::atomic<bool>* cancel) {
   unwinder::ModuleCache cache;
   unwinder::UnwindOptions unwind_options;
   if (cmd.max_frames > 0) unwind_options.max_frames = cmd.max_frames;
+  unwind_options.sources = cmd.sources;
   unwind_options.cancel = cancel;
   unwinder::ProcessStacks stacks =
       unwinder::UnwindTarget(**target, cache, unwind_options);

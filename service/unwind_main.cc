@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "proc/live_target.h"
 #include "service/cli.h"
+#include "service/core_command.h"
 #include "service/demo.h"
 #include "service/output.h"
 #include "service/remote_exec.h"
@@ -52,6 +53,9 @@ int CheckSframe(const std::string& path) {
 int Run(const unwindd::service::Command& cmd) {
   using unwindd::service::Command;
   if (cmd.kind == Command::Kind::kCheckSframe) return CheckSframe(cmd.path);
+  if (cmd.kind == Command::Kind::kCore) {
+    return unwindd::service::RunCore(cmd, &g_interrupted);
+  }
   std::unique_ptr<unwindd::service::DemoProcess> demo;
   pid_t pid = cmd.pid;
   if (cmd.kind == Command::Kind::kDemo) {
