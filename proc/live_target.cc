@@ -86,6 +86,10 @@ struct ThreadState {
   bool interrupted = false;  // PTRACE_INTERRUPT sent, stop not yet reaped
   bool stopped = false;      // waitpid reported its ptrace-stop
   bool gone = false;         // exited (or reaped) since we listed it
+  // Its exit was collected by waitpid (or it was never ours to collect).
+  // An exited tracee stays a zombie attached to us until then: its parent
+  // cannot reap it, and a leader's exit waits for every other thread's.
+  bool reaped = false;
   // The signal of a signal-delivery-stop: the kernel holds it back while we
   // trace the thread, and PTRACE_DETACH must pass it on or it is lost.
   int pending_signal = 0;
@@ -95,7 +99,14 @@ class LiveTarget final : public Target {
  public:
   explicit LiveTarget(pid_t pid) : pid_(pid), tracer_tid_(gettid()) {}
   ~LiveTarget() override {
-    for (auto& [tid, ts] : threads_) Detach(tid, ts);
+    // The leader last: the kernel reports a traced group leader's exit only
+    // once every other thread of the group has been reaped, so waiting for
+    // it first (a process killed while we hold it) would block forever.
+    for (auto& [tid, ts] : threads_) {
+      if (tid != pid_) Detach(tid, ts);
+    }
+    auto leader = threads_.find(pid_);
+    if (leader != threads_.end()) Detach(pid_, leader->second);
   }
 
   absl::Status Attach(absl::Span<const pid_t> tids);
@@ -119,6 +130,10 @@ class LiveTarget final : public Target {
   // Non-blocking: collects an exit (or a new stop) of `tid`.
   void Poll(pid_t tid, ThreadState& ts);
   void Detach(pid_t tid, ThreadState& ts);
+  // Collects the exit of a thread that has gone but not been reaped.
+  void Reap(pid_t tid, ThreadState& ts);
+  // PTRACE_DETACH (re-stopping a thread that was resumed); no reaping.
+  void TryDetach(pid_t tid, ThreadState& ts);
 
   const pid_t pid_;
   const pid_t tracer_tid_;
@@ -207,6 +222,11 @@ absl::Status LiveTarget::Attach(absl::Span<const pid_t> tids) {
       absl::Status s = SeizeThread(tid);
       if (!s.ok()) return s;  // the destructor detaches what we seized
     }
+    // The leader last (see ~LiveTarget): if the process dies now, the
+    // other threads' exits are collected first, and then the leader's is
+    // reported.
+    std::stable_partition(batch.begin(), batch.end(),
+                          [this](pid_t tid) { return tid != pid_; });
     for (pid_t tid : batch) {
       auto it = threads_.find(tid);
       if (it != threads_.end()) WaitForStop(tid, it->second);
@@ -264,8 +284,10 @@ void LiveTarget::WaitForStop(pid_t tid, ThreadState& ts) {
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) {  // ECHILD: not (or no longer) our tracee
       ts.gone = true;
+      ts.reaped = true;
     } else if (WIFEXITED(status) || WIFSIGNALED(status)) {
       ts.gone = true;
+      ts.reaped = true;
     } else if (WIFSTOPPED(status)) {
       // Event 0 is a signal-delivery-stop (a signal arrived before our
       // interrupt); PTRACE_EVENT_STOP is the interrupt or a group-stop.
@@ -284,8 +306,10 @@ void LiveTarget::Poll(pid_t tid, ThreadState& ts) {
   } while (r < 0 && errno == EINTR);
   if (r < 0) {
     ts.gone = ThreadExited(pid_, tid);
+    ts.reaped = ts.gone;  // ECHILD: nothing of ours to collect
   } else if (r == tid && (WIFEXITED(status) || WIFSIGNALED(status))) {
     ts.gone = true;
+    ts.reaped = true;
   } else if (r == tid && WIFSTOPPED(status)) {
     if ((status >> 16) == 0) ts.pending_signal = WSTOPSIG(status);
     ts.stopped = true;
@@ -293,7 +317,36 @@ void LiveTarget::Poll(pid_t tid, ThreadState& ts) {
   }
 }
 
+void LiveTarget::Reap(pid_t tid, ThreadState& ts) {
+  if (!ts.gone || ts.reaped) return;
+  if (tid != pid_) {
+    // A traced non-leader's exit is always reported to its tracer, and the
+    // thread has exited: this returns as soon as it is a zombie.
+    int status;
+    while (waitpid(tid, &status, __WALL) < 0 && errno == EINTR) {
+    }
+    ts.reaped = true;
+    return;
+  }
+  // The leader's exit is reported once the other threads are reaped; a
+  // thread we do not trace (attached with a tid list) may still be exiting.
+  for (int i = 0; i < 2000 && !ts.reaped; ++i) {
+    int status;
+    pid_t r = waitpid(tid, &status, WNOHANG | __WALL);
+    if (r == tid || (r < 0 && errno != EINTR)) {
+      ts.reaped = true;
+    } else {
+      usleep(1000);
+    }
+  }
+}
+
 void LiveTarget::Detach(pid_t tid, ThreadState& ts) {
+  TryDetach(tid, ts);
+  Reap(tid, ts);
+}
+
+void LiveTarget::TryDetach(pid_t tid, ThreadState& ts) {
   // Interrupted, but the attach failed before we collected the stop.
   WaitForStop(tid, ts);
   for (int attempt = 0; attempt < 2 && !ts.gone; ++attempt) {
