@@ -9,10 +9,12 @@
 #include <sstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/strings/str_format.h"
 #include "testdata/harness/tools.h"
 
 namespace unwindd::sframe_fixtures {
@@ -142,6 +144,106 @@ std::optional<Section> FindSection(const std::string& file, absl::string_view na
   if (elf != nullptr) elf_end(elf);
   close(fd);
   return out;
+}
+
+namespace {
+
+std::string Basename(absl::string_view path) {
+  return std::string(path.substr(path.rfind('/') + 1));
+}
+
+// Calls `check(tid, i, callee_lookup_rel_pc)` for every frame i >= 1 whose
+// callee (frame i - 1) is in `fixture`; the lookup address is the return
+// address minus one, except for frame 0 and a frame a signal interrupted.
+template <typename F>
+void ForFramesFromFixture(const harness::UnwindOutput& out, absl::string_view fixture,
+                          MethodCheck& result, F check) {
+  for (const auto& [tid, thread] : out.threads) {
+    for (size_t i = 1; i < thread.frames.size(); ++i) {
+      const harness::UnwindFrame& callee = thread.frames[i - 1];
+      if (Basename(callee.module) != fixture) continue;
+      uint64_t rel = 0;
+      if (!harness::ParseHexPc(callee.rel_pc, &rel)) {
+        result.failures.push_back(absl::StrFormat("tid %d frame %d: no rel_pc", tid, i - 1));
+        continue;
+      }
+      const bool exact = i == 1 || callee.method == "signal";
+      check(tid, i, thread.frames[i], callee, exact ? rel : rel - 1, exact);
+    }
+  }
+}
+
+}  // namespace
+
+MethodCheck CheckSframeMethods(const harness::UnwindOutput& out,
+                               absl::string_view fixture, const GoldenSframe& golden) {
+  MethodCheck r;
+  for (const auto& [tid, thread] : out.threads) {
+    for (size_t i = 1; i < thread.frames.size(); ++i) {
+      if (thread.frames[i].method != "sframe") continue;
+      ++r.frames;
+      if (Basename(thread.frames[i - 1].module) != fixture) {
+        r.failures.push_back(absl::StrFormat("tid %d frame %d: sframe from %s", tid, i,
+                                             thread.frames[i - 1].module));
+      }
+    }
+  }
+  ForFramesFromFixture(
+      out, fixture, r,
+      [&](int64_t tid, size_t i, const harness::UnwindFrame& frame,
+          const harness::UnwindFrame& callee, uint64_t lookup, bool) {
+        for (const GoldenFunction& f : golden.functions) {
+          if (lookup >= f.pc && lookup - f.pc < f.size && frame.method != "sframe") {
+            r.failures.push_back(absl::StrFormat(
+                "tid %d frame %d: %s from %s, which .sframe covers", tid, i,
+                frame.method, callee.rel_pc));
+          }
+        }
+      });
+  return r;
+}
+
+MethodCheck CheckFramePointerMethods(const harness::UnwindOutput& out,
+                                     absl::string_view fixture, unwinder::Module& module,
+                                     const harness::SymbolNames& names) {
+  MethodCheck r;
+  for (const auto& [tid, thread] : out.threads) {
+    for (const harness::UnwindFrame& f : thread.frames) r.frames += f.method == "frame_pointer";
+  }
+  const unwinder::SourcePolicy eh_only =
+      unwinder::SourcePolicy::Of({unwinder::Source::kEhFrame});
+  ForFramesFromFixture(
+      out, fixture, r,
+      [&](int64_t tid, size_t i, const harness::UnwindFrame& frame,
+          const harness::UnwindFrame& callee, uint64_t lookup, bool exact) {
+        absl::StatusOr<unwinder::ModuleRow> cfi = module.FindRow(lookup, eh_only, exact);
+        if (!cfi.ok()) {
+          r.failures.push_back(absl::StrFormat("tid %d frame %d: %s", tid, i - 1,
+                                               cfi.status().ToString()));
+          return;
+        }
+        const unwinder::Row& row = cfi->row;
+        using Kind = unwinder::RegisterRule::Kind;
+        const bool classic = row.cfa.kind == unwinder::CfaRule::Kind::kRegOffset &&
+                             row.cfa.reg == 6 && row.cfa.offset == 16 &&
+                             row.regs[6].kind == Kind::kOffset && row.regs[6].value == -16;
+        const bool drap = row.regs[6].kind == Kind::kExpression &&
+                          row.regs[6].expr.size() == 2 && row.regs[6].expr[0] == 0x76 &&
+                          row.regs[6].expr[1] == 0;
+        auto name = names.find(callee.pc);
+        const bool cold = name != names.end() && absl::StrContains(name->second, ".cold");
+        const bool is_fp = frame.method == "frame_pointer";
+        if ((classic || drap) && !cold && !is_fp) {
+          r.failures.push_back(absl::StrFormat(
+              "tid %d frame %d: %s from %s, where the frame record is in place", tid, i,
+              frame.method, callee.rel_pc));
+        } else if (!classic && !drap && is_fp) {
+          r.failures.push_back(absl::StrFormat(
+              "tid %d frame %d: frame_pointer from %s, which keeps no frame record", tid,
+              i, callee.rel_pc));
+        }
+      });
+  return r;
 }
 
 }  // namespace unwindd::sframe_fixtures

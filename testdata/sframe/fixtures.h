@@ -15,6 +15,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "testdata/harness/frames.h"
+#include "unwinder/module.h"
 
 namespace unwindd::sframe_fixtures {
 
@@ -72,6 +74,30 @@ struct Section {
   uint64_t offset = 0;  // sh_offset
 };
 std::optional<Section> FindSection(const std::string& file, absl::string_view name);
+
+// Per-frame method checks of an `unwind` result for the program `fixture`
+// (its file name): `frames` counts the frames the source under test
+// recovered, `failures` says which frames had the wrong method.
+struct MethodCheck {
+  int frames = 0;
+  std::vector<std::string> failures;
+};
+
+// --sources=sframe,eh_frame: every frame recovered from a PC the golden dump
+// covers says "sframe"; no frame recovered from another module does.
+MethodCheck CheckSframeMethods(const harness::UnwindOutput& out,
+                               absl::string_view fixture,
+                               const GoldenSframe& golden);
+
+// --sources=fp,eh_frame: with the program's own CFI as the oracle, every
+// frame recovered from a PC where the frame record is in place (CFA = rbp +
+// 16 with rbp at CFA - 16, or rbp saved at [rbp] in realigned frames) says
+// "frame_pointer", except in .cold partitions (named by `names`); no frame
+// recovered from a PC without one does.
+MethodCheck CheckFramePointerMethods(const harness::UnwindOutput& out,
+                                     absl::string_view fixture,
+                                     unwinder::Module& module,
+                                     const harness::SymbolNames& names);
 
 }  // namespace unwindd::sframe_fixtures
 
