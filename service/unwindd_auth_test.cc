@@ -52,8 +52,8 @@ class AuthTest : public ::testing::Test {
         ServerProcess::Start(dir_.path(), {"--socket-group=nogroup"});
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = *std::move(s);
-    client_ = dir_.path() + "/auth_client";
-    ASSERT_TRUE(Copy(testing::ServiceBinary("auth_client"), client_, 0755));
+    client_ = dir_.path() + "/test_client";
+    ASSERT_TRUE(Copy(testing::ServiceBinary("test_client"), client_, 0755));
     fixture_ = dir_.path() + "/fixture";
     ASSERT_TRUE(Copy(harness::FixturePath(kFixture), fixture_, 0755));
   }

@@ -24,7 +24,7 @@ namespace unwindd::service::testing {
 
 // The unwindd binary in the runfiles.
 std::string UnwinddBinary();
-// A binary of //service in the runfiles (e.g. "unwind", "auth_client").
+// A binary of //service in the runfiles (e.g. "unwind", "test_client").
 std::string ServiceBinary(const std::string& name);
 
 class ServerProcess {

@@ -1,12 +1,16 @@
-// A minimal unwindd client for the authorization tests, which copy it to
-// /tmp and run it as another user (setpriv): one RPC, then one line on
-// stdout, "<CODE> frames=<N>", where CODE is the gRPC status (or, for
-// snapshots, the sample's error) by name, e.g. "PERMISSION_DENIED frames=0".
+// A minimal unwindd client in a process of its own: the authorization tests
+// copy it to /tmp and run it as another user (setpriv), the load benchmark
+// kills it in the middle of a stream. One RPC, then one line on stdout,
+// "<CODE> frames=<N>", where CODE is the gRPC status (or, for snapshots, the
+// sample's error) by name, e.g. "PERMISSION_DENIED frames=0".
 //
-//   auth_client unix:/tmp/x/unwindd.sock process PID
-//   auth_client unix:/tmp/x/unwindd.sock snapshot PID   (pid only, no mappings)
-//   auth_client unix:/tmp/x/unwindd.sock core PATH      (a path on the server)
+//   test_client unix:/tmp/x/unwindd.sock process PID
+//   test_client unix:/tmp/x/unwindd.sock snapshot PID   (pid only, no mappings)
+//   test_client unix:/tmp/x/unwindd.sock core PATH      (a path on the server)
+//   test_client unix:/tmp/x/unwindd.sock stream PID     (samples until killed;
+//                                                        "streaming" once going)
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -35,7 +39,7 @@ int CountFrames(const v1::UnwindResponse& r) {
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    std::fprintf(stderr, "usage: auth_client ADDRESS process|snapshot|core ARG\n");
+    std::fprintf(stderr, "usage: test_client ADDRESS process|snapshot|core|stream ARG\n");
     return 2;
   }
   auto stub = v1::Unwinder::NewStub(
@@ -66,6 +70,28 @@ int main(int argc, char** argv) {
     stream->Finish();
     return Print(resp.has_error() ? resp.error().code() : 0, resp.stack().frames_size());
   }
+  if (what == "stream") {
+    grpc::ClientContext forever;
+    auto stream = stub->UnwindSnapshots(&forever);
+    v1::SnapshotRequest r;
+    r.set_pid(std::atoi(argv[3]));
+    r.set_arch(v1::ARCH_X86_64);
+    (*r.mutable_dwarf_registers()->mutable_values())[7] = 0x1000;
+    (*r.mutable_dwarf_registers()->mutable_values())[16] = 0x2000;
+    for (uint64_t i = 0;; ++i) {
+      r.set_sample_id(i);
+      if (!stream->Write(r)) break;
+      // Every other sample is left unread, so the server has a response in
+      // flight when we are killed.
+      v1::SnapshotResponse resp;
+      if (i % 2 == 1 && !stream->Read(&resp)) break;
+      if (i == 10) {
+        std::printf("streaming\n");
+        std::fflush(stdout);
+      }
+    }
+    return Print(stream->Finish().error_code(), 0);
+  }
   if (what == "core") {
     auto writer = [&](v1::UnwindResponse* resp) {
       auto w = stub->UnwindCore(&context, resp);
@@ -79,6 +105,6 @@ int main(int argc, char** argv) {
     grpc::Status s = writer(&resp);
     return Print(s.error_code(), CountFrames(resp));
   }
-  std::fprintf(stderr, "auth_client: unknown request '%s'\n", what.c_str());
+  std::fprintf(stderr, "test_client: unknown request '%s'\n", what.c_str());
   return 2;
 }
