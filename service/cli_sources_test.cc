@@ -26,8 +26,8 @@ TEST(CliSourcesTest, SourcesInOrder) {
 }
 
 TEST(CliSourcesTest, BadSources) {
-  for (absl::string_view bad : {"--sources=", "--sources=dwarf", "--sources=fp,fp",
-                                "--sources=sframe,"}) {
+  for (absl::string_view bad : {"--sources=", "--sources=dwarf",
+                                "--sources=fp,fp", "--sources=sframe,"}) {
     absl::StatusOr<Command> c = Parse({"pid", "12", bad});
     EXPECT_TRUE(absl::IsInvalidArgument(c.status())) << bad;
   }

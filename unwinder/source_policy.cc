@@ -50,9 +50,9 @@ absl::StatusOr<SourcePolicy> SourcePolicy::Parse(absl::string_view list) {
       if (SourceName(s) == name) found = &s;
     }
     if (found == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown unwind source '", name,
-          "' (choose from eh_frame, debug_frame, sframe, fp)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown unwind source '", name,
+                       "' (choose from eh_frame, debug_frame, sframe, fp)"));
     }
     for (Source s : out) {
       if (s == *found) {

@@ -23,8 +23,9 @@ TEST(SourcePolicyTest, ParseKeepsTheOrder) {
 }
 
 TEST(SourcePolicyTest, ParseErrors) {
-  for (const char* bad : {"", "eh_frame,", ",fp", "ehframe", "fp,fp",
-                          "sframe,eh_frame,sframe", "FP", "eh_frame debug_frame"}) {
+  for (const char* bad :
+       {"", "eh_frame,", ",fp", "ehframe", "fp,fp", "sframe,eh_frame,sframe",
+        "FP", "eh_frame debug_frame"}) {
     absl::StatusOr<SourcePolicy> p = SourcePolicy::Parse(bad);
     EXPECT_TRUE(absl::IsInvalidArgument(p.status())) << bad;
   }
@@ -40,8 +41,10 @@ TEST(SourcePolicyTest, AfterAndCodes) {
   // Codes tell every ordered list apart (they key the row cache).
   EXPECT_NE(SourcePolicy::Parse("fp,eh_frame")->Code(),
             SourcePolicy::Parse("eh_frame,fp")->Code());
-  EXPECT_NE(SourcePolicy::Parse("fp")->Code(), SourcePolicy::Parse("eh_frame")->Code());
-  EXPECT_EQ(SourcePolicy::Of({Source::kEhFrame, Source::kEhFrame}).ToString(), "eh_frame");
+  EXPECT_NE(SourcePolicy::Parse("fp")->Code(),
+            SourcePolicy::Parse("eh_frame")->Code());
+  EXPECT_EQ(SourcePolicy::Of({Source::kEhFrame, Source::kEhFrame}).ToString(),
+            "eh_frame");
 }
 
 }  // namespace

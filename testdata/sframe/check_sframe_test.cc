@@ -25,7 +25,8 @@ class CheckSframeTest : public ::testing::TestWithParam<SframeFixture> {};
 TEST_P(CheckSframeTest, ReportsExactlyTheExpectedDisagreements) {
   const SframeFixture& fx = GetParam();
   const std::string path = SframeFixturePath(fx.name);
-  absl::StatusOr<std::shared_ptr<unwinder::Module>> m = unwinder::Module::OpenFile(path);
+  absl::StatusOr<std::shared_ptr<unwinder::Module>> m =
+      unwinder::Module::OpenFile(path);
   ASSERT_TRUE(m.ok()) << m.status();
   absl::StatusOr<sf::CheckReport> r = sf::CheckSframe(**m);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -47,9 +48,12 @@ TEST_P(CheckSframeTest, ReportsExactlyTheExpectedDisagreements) {
     EXPECT_EQ(d.pc_hi, p->pc_hi) << text;
     EXPECT_NE(d.what.find("CFA"), std::string::npos);
     EXPECT_NE(d.sframe_rule.find(absl::StrFormat("CFA=rsp%+d", p->new_offset)),
-              std::string::npos) << d.sframe_rule;
-    EXPECT_NE(d.eh_frame_rule.find(absl::StrFormat("CFA=rsp%+d", p->old_offset)),
-              std::string::npos) << d.eh_frame_rule;
+              std::string::npos)
+        << d.sframe_rule;
+    EXPECT_NE(
+        d.eh_frame_rule.find(absl::StrFormat("CFA=rsp%+d", p->old_offset)),
+        std::string::npos)
+        << d.eh_frame_rule;
   } else {
     std::optional<Section> plt_got = FindSection(path, ".plt.got");
     ASSERT_TRUE(plt_got.has_value());
@@ -62,7 +66,8 @@ TEST_P(CheckSframeTest, ReportsExactlyTheExpectedDisagreements) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, CheckSframeTest, ::testing::ValuesIn(SframeFixtures()),
+INSTANTIATE_TEST_SUITE_P(Fixtures, CheckSframeTest,
+                         ::testing::ValuesIn(SframeFixtures()),
                          [](const auto& i) { return i.param.name; });
 
 std::string UnwindBinary() {
@@ -70,12 +75,14 @@ std::string UnwindBinary() {
 }
 
 TEST(CheckSframeCliTest, ExitCodesAndReport) {
-  absl::StatusOr<harness::ToolOutput> clean = harness::RunTool(
-      {UnwindBinary(), "check-sframe", SframeFixturePath("threads_c_sframe_v3_aarch64")},
-      harness::kToolTimeout);
+  absl::StatusOr<harness::ToolOutput> clean =
+      harness::RunTool({UnwindBinary(), "check-sframe",
+                        SframeFixturePath("threads_c_sframe_v3_aarch64")},
+                       harness::kToolTimeout);
   ASSERT_TRUE(clean.ok()) << clean.status();
   EXPECT_EQ(clean->exit_code, 0) << clean->stdout_text << clean->stderr_text;
-  EXPECT_NE(clean->stdout_text.find("0 disagreements, 0 errors"), std::string::npos)
+  EXPECT_NE(clean->stdout_text.find("0 disagreements, 0 errors"),
+            std::string::npos)
       << clean->stdout_text;
 
   absl::StatusOr<Planted> p = ReadPlanted();
@@ -86,17 +93,18 @@ TEST(CheckSframeCliTest, ExitCodesAndReport) {
       harness::kToolTimeout);
   ASSERT_TRUE(bad.ok()) << bad.status();
   EXPECT_EQ(bad->exit_code, 3) << bad->stdout_text << bad->stderr_text;
-  EXPECT_NE(bad->stdout_text.find(absl::StrFormat("0x%x-0x%x", p->pc_lo, p->pc_hi)),
-            std::string::npos)
+  EXPECT_NE(
+      bad->stdout_text.find(absl::StrFormat("0x%x-0x%x", p->pc_lo, p->pc_hi)),
+      std::string::npos)
       << bad->stdout_text;
   EXPECT_NE(bad->stdout_text.find(".eh_frame CFA=rsp+32"), std::string::npos)
       << bad->stdout_text;
 
   // A file without .sframe, and no file at all: errors, exit 1.
   for (const std::string& f : {harness::FixturePath("threads_c_O2_nofp_pie"),
-                                std::string("/nonexistent/file")}) {
-    absl::StatusOr<harness::ToolOutput> none =
-        harness::RunTool({UnwindBinary(), "check-sframe", f}, harness::kToolTimeout);
+                               std::string("/nonexistent/file")}) {
+    absl::StatusOr<harness::ToolOutput> none = harness::RunTool(
+        {UnwindBinary(), "check-sframe", f}, harness::kToolTimeout);
     ASSERT_TRUE(none.ok());
     EXPECT_EQ(none->exit_code, 1) << f << none->stdout_text;
     EXPECT_FALSE(none->stderr_text.empty());

@@ -9,12 +9,12 @@
 #include <sstream>
 
 #include "absl/strings/match.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "absl/strings/str_format.h"
 #include "testdata/harness/tools.h"
 
 namespace unwindd::sframe_fixtures {
@@ -65,7 +65,8 @@ absl::StatusOr<GoldenSframe> ParseGolden(absl::string_view text) {
     } else if (absl::ConsumePrefix(&line, "Num FREs: ")) {
       if (!absl::SimpleAtoi(line, &g.num_fres)) return absl::DataLossError(raw);
     } else if (absl::ConsumePrefix(&line, "func idx [")) {
-      // func idx [3]: pc = 0x1050, size = 32 bytes[, pauth = B key][, attr = "F"]
+      // func idx [3]: pc = 0x1050, size = 32 bytes[, pauth = B key][, attr =
+      // "F"]
       GoldenFunction f;
       std::vector<absl::string_view> parts = absl::StrSplit(line, ", ");
       absl::string_view pc = parts[0].substr(parts[0].find("0x") + 2);
@@ -77,18 +78,21 @@ absl::StatusOr<GoldenSframe> ParseGolden(absl::string_view text) {
       for (size_t i = 2; i < parts.size(); ++i) {
         if (absl::StartsWith(parts[i], "pauth = B")) f.pauth_key_b = true;
         absl::string_view a = parts[i];
-        if (absl::ConsumePrefix(&a, "attr = \"")) f.attrs = std::string(a.substr(0, a.find('"')));
+        if (absl::ConsumePrefix(&a, "attr = \""))
+          f.attrs = std::string(a.substr(0, a.find('"')));
       }
       g.functions.push_back(f);
     } else if (absl::StartsWith(line, "STARTPC")) {
-      if (g.functions.empty()) return absl::DataLossError("rows before a function");
+      if (g.functions.empty())
+        return absl::DataLossError("rows before a function");
       g.functions.back().pc_mask = absl::StartsWith(line, "STARTPC[m]");
     } else if (!g.functions.empty()) {
       // Rows start with the 16-digit STARTPC; anything else is not a row.
       std::vector<absl::string_view> cols =
           absl::StrSplit(line, ' ', absl::SkipWhitespace());
       GoldenRow r;
-      if (cols.empty() || cols[0].size() != 16 || !Hex(cols[0], &r.pc)) continue;
+      if (cols.empty() || cols[0].size() != 16 || !Hex(cols[0], &r.pc))
+        continue;
       if (cols.size() >= 3 && cols[1] == "RA" && cols[2] == "undefined") {
         r.ra_undefined = true;
       } else if (cols.size() == 4) {
@@ -101,13 +105,14 @@ absl::StatusOr<GoldenSframe> ParseGolden(absl::string_view text) {
       g.functions.back().rows.push_back(r);
     }
   }
-  if (g.version == 0) return absl::DataLossError("no SFrame version in the dump");
+  if (g.version == 0)
+    return absl::DataLossError("no SFrame version in the dump");
   return g;
 }
 
 absl::StatusOr<GoldenSframe> ReadGolden(absl::string_view fixture) {
-  absl::StatusOr<std::string> text =
-      ReadFile(SframeFixturePath(absl::StrCat("golden/", fixture, ".sframe.txt")));
+  absl::StatusOr<std::string> text = ReadFile(
+      SframeFixturePath(absl::StrCat("golden/", fixture, ".sframe.txt")));
   if (!text.ok()) return text.status();
   return ParseGolden(*text);
 }
@@ -120,13 +125,15 @@ absl::StatusOr<Planted> ReadPlanted() {
       absl::StrSplit(absl::StripAsciiWhitespace(*text), ' ');
   Planted p;
   if (f.size() != 4 || !Hex(f[0], &p.pc_lo) || !Hex(f[1], &p.pc_hi) ||
-      !absl::SimpleAtoi(f[2], &p.old_offset) || !absl::SimpleAtoi(f[3], &p.new_offset)) {
+      !absl::SimpleAtoi(f[2], &p.old_offset) ||
+      !absl::SimpleAtoi(f[3], &p.new_offset)) {
     return absl::DataLossError(absl::StrCat("bad planted file: ", *text));
   }
   return p;
 }
 
-std::optional<Section> FindSection(const std::string& file, absl::string_view name) {
+std::optional<Section> FindSection(const std::string& file,
+                                   absl::string_view name) {
   elf_version(EV_CURRENT);
   int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
@@ -134,11 +141,13 @@ std::optional<Section> FindSection(const std::string& file, absl::string_view na
   std::optional<Section> out;
   size_t shstrndx = 0;
   if (elf != nullptr && elf_getshdrstrndx(elf, &shstrndx) == 0) {
-    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn;
+         scn = elf_nextscn(elf, scn)) {
       GElf_Shdr sh;
       if (gelf_getshdr(scn, &sh) == nullptr) continue;
       const char* n = elf_strptr(elf, shstrndx, sh.sh_name);
-      if (n != nullptr && name == n) out = Section{sh.sh_addr, sh.sh_size, sh.sh_offset};
+      if (n != nullptr && name == n)
+        out = Section{sh.sh_addr, sh.sh_size, sh.sh_offset};
     }
   }
   if (elf != nullptr) elf_end(elf);
@@ -156,15 +165,17 @@ std::string Basename(absl::string_view path) {
 // callee (frame i - 1) is in `fixture`; the lookup address is the return
 // address minus one, except for frame 0 and a frame a signal interrupted.
 template <typename F>
-void ForFramesFromFixture(const harness::UnwindOutput& out, absl::string_view fixture,
-                          MethodCheck& result, F check) {
+void ForFramesFromFixture(const harness::UnwindOutput& out,
+                          absl::string_view fixture, MethodCheck& result,
+                          F check) {
   for (const auto& [tid, thread] : out.threads) {
     for (size_t i = 1; i < thread.frames.size(); ++i) {
       const harness::UnwindFrame& callee = thread.frames[i - 1];
       if (Basename(callee.module) != fixture) continue;
       uint64_t rel = 0;
       if (!harness::ParseHexPc(callee.rel_pc, &rel)) {
-        result.failures.push_back(absl::StrFormat("tid %d frame %d: no rel_pc", tid, i - 1));
+        result.failures.push_back(
+            absl::StrFormat("tid %d frame %d: no rel_pc", tid, i - 1));
         continue;
       }
       const bool exact = i == 1 || callee.method == "signal";
@@ -176,14 +187,16 @@ void ForFramesFromFixture(const harness::UnwindOutput& out, absl::string_view fi
 }  // namespace
 
 MethodCheck CheckSframeMethods(const harness::UnwindOutput& out,
-                               absl::string_view fixture, const GoldenSframe& golden) {
+                               absl::string_view fixture,
+                               const GoldenSframe& golden) {
   MethodCheck r;
   for (const auto& [tid, thread] : out.threads) {
     for (size_t i = 1; i < thread.frames.size(); ++i) {
       if (thread.frames[i].method != "sframe") continue;
       ++r.frames;
       if (Basename(thread.frames[i - 1].module) != fixture) {
-        r.failures.push_back(absl::StrFormat("tid %d frame %d: sframe from %s", tid, i,
+        r.failures.push_back(absl::StrFormat("tid %d frame %d: sframe from %s",
+                                             tid, i,
                                              thread.frames[i - 1].module));
       }
     }
@@ -193,7 +206,8 @@ MethodCheck CheckSframeMethods(const harness::UnwindOutput& out,
       [&](int64_t tid, size_t i, const harness::UnwindFrame& frame,
           const harness::UnwindFrame& callee, uint64_t lookup, bool) {
         for (const GoldenFunction& f : golden.functions) {
-          if (lookup >= f.pc && lookup - f.pc < f.size && frame.method != "sframe") {
+          if (lookup >= f.pc && lookup - f.pc < f.size &&
+              frame.method != "sframe") {
             r.failures.push_back(absl::StrFormat(
                 "tid %d frame %d: %s from %s, which .sframe covers", tid, i,
                 frame.method, callee.rel_pc));
@@ -204,11 +218,13 @@ MethodCheck CheckSframeMethods(const harness::UnwindOutput& out,
 }
 
 MethodCheck CheckFramePointerMethods(const harness::UnwindOutput& out,
-                                     absl::string_view fixture, unwinder::Module& module,
+                                     absl::string_view fixture,
+                                     unwinder::Module& module,
                                      const harness::SymbolNames& names) {
   MethodCheck r;
   for (const auto& [tid, thread] : out.threads) {
-    for (const harness::UnwindFrame& f : thread.frames) r.frames += f.method == "frame_pointer";
+    for (const harness::UnwindFrame& f : thread.frames)
+      r.frames += f.method == "frame_pointer";
   }
   const unwinder::SourcePolicy eh_only =
       unwinder::SourcePolicy::Of({unwinder::Source::kEhFrame});
@@ -216,31 +232,36 @@ MethodCheck CheckFramePointerMethods(const harness::UnwindOutput& out,
       out, fixture, r,
       [&](int64_t tid, size_t i, const harness::UnwindFrame& frame,
           const harness::UnwindFrame& callee, uint64_t lookup, bool exact) {
-        absl::StatusOr<unwinder::ModuleRow> cfi = module.FindRow(lookup, eh_only, exact);
+        absl::StatusOr<unwinder::ModuleRow> cfi =
+            module.FindRow(lookup, eh_only, exact);
         if (!cfi.ok()) {
-          r.failures.push_back(absl::StrFormat("tid %d frame %d: %s", tid, i - 1,
-                                               cfi.status().ToString()));
+          r.failures.push_back(absl::StrFormat("tid %d frame %d: %s", tid,
+                                               i - 1, cfi.status().ToString()));
           return;
         }
         const unwinder::Row& row = cfi->row;
         using Kind = unwinder::RegisterRule::Kind;
-        const bool classic = row.cfa.kind == unwinder::CfaRule::Kind::kRegOffset &&
-                             row.cfa.reg == 6 && row.cfa.offset == 16 &&
-                             row.regs[6].kind == Kind::kOffset && row.regs[6].value == -16;
+        const bool classic =
+            row.cfa.kind == unwinder::CfaRule::Kind::kRegOffset &&
+            row.cfa.reg == 6 && row.cfa.offset == 16 &&
+            row.regs[6].kind == Kind::kOffset && row.regs[6].value == -16;
         const bool drap = row.regs[6].kind == Kind::kExpression &&
-                          row.regs[6].expr.size() == 2 && row.regs[6].expr[0] == 0x76 &&
+                          row.regs[6].expr.size() == 2 &&
+                          row.regs[6].expr[0] == 0x76 &&
                           row.regs[6].expr[1] == 0;
         auto name = names.find(callee.pc);
-        const bool cold = name != names.end() && absl::StrContains(name->second, ".cold");
+        const bool cold =
+            name != names.end() && absl::StrContains(name->second, ".cold");
         const bool is_fp = frame.method == "frame_pointer";
         if ((classic || drap) && !cold && !is_fp) {
           r.failures.push_back(absl::StrFormat(
-              "tid %d frame %d: %s from %s, where the frame record is in place", tid, i,
-              frame.method, callee.rel_pc));
+              "tid %d frame %d: %s from %s, where the frame record is in place",
+              tid, i, frame.method, callee.rel_pc));
         } else if (!classic && !drap && is_fp) {
-          r.failures.push_back(absl::StrFormat(
-              "tid %d frame %d: frame_pointer from %s, which keeps no frame record", tid,
-              i, callee.rel_pc));
+          r.failures.push_back(
+              absl::StrFormat("tid %d frame %d: frame_pointer from %s, which "
+                              "keeps no frame record",
+                              tid, i, callee.rel_pc));
         }
       });
   return r;

@@ -22,8 +22,8 @@ namespace unwindd::sframe_fixtures {
 
 struct SframeFixture {
   std::string name;
-  int version;         // SFrame version in the binary
-  bool x86_64;         // runs on this machine (else aarch64: parsed only)
+  int version;  // SFrame version in the binary
+  bool x86_64;  // runs on this machine (else aarch64: parsed only)
   // check-sframe's expected verdict: "" for none, "plt.got" for the .plt.got
   // entry binutils' ld describes with the pltN template, "planted" for the
   // fixture made to disagree.
@@ -73,7 +73,8 @@ struct Section {
   uint64_t size = 0;    // sh_size
   uint64_t offset = 0;  // sh_offset
 };
-std::optional<Section> FindSection(const std::string& file, absl::string_view name);
+std::optional<Section> FindSection(const std::string& file,
+                                   absl::string_view name);
 
 // Per-frame method checks of an `unwind` result for the program `fixture`
 // (its file name): `frames` counts the frames the source under test

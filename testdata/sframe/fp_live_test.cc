@@ -23,8 +23,9 @@ int total_threads = 0, total_matched = 0, total_fp_frames = 0;
 class Summary : public ::testing::Environment {
  public:
   void TearDown() override {
-    std::cout << "fp (live): compared " << total_threads << " threads with eu-stack, "
-              << total_matched << " matched; " << total_fp_frames
+    std::cout << "fp (live): compared " << total_threads
+              << " threads with eu-stack, " << total_matched << " matched; "
+              << total_fp_frames
               << " frames recovered through the frame pointer\n";
   }
 };
@@ -46,11 +47,12 @@ TEST_P(FpLiveTest, SamePcsAsEuStackAndFramePointerWhereTheRecordIs) {
       {"--sources=fp,eh_frame"});
   ASSERT_TRUE(ours.ok()) << ours.status();
   harness::SymbolNames names;
-  absl::StatusOr<harness::ThreadFrames> eu = harness::EuStackFrames(program->pid(), &names);
+  absl::StatusOr<harness::ThreadFrames> eu =
+      harness::EuStackFrames(program->pid(), &names);
   ASSERT_TRUE(eu.ok()) << eu.status();
 
-  harness::Comparison c =
-      harness::CompareThreadFrames("unwind", ours->Pcs(), "eu-stack", *eu, &names);
+  harness::Comparison c = harness::CompareThreadFrames("unwind", ours->Pcs(),
+                                                       "eu-stack", *eu, &names);
   EXPECT_TRUE(c.ok()) << c.diff << ours->Describe();
   MethodCheck m = CheckFramePointerMethods(*ours, name, **module, names);
   EXPECT_TRUE(m.failures.empty()) << absl::StrJoin(m.failures, "\n") << "\n"
@@ -59,8 +61,8 @@ TEST_P(FpLiveTest, SamePcsAsEuStackAndFramePointerWhereTheRecordIs) {
   total_threads += c.threads;
   total_matched += c.matched;
   total_fp_frames += m.frames;
-  std::cout << name << ": " << c.threads << " threads, " << c.matched << " matched, "
-            << m.frames << " frames by frame pointer\n";
+  std::cout << name << ": " << c.threads << " threads, " << c.matched
+            << " matched, " << m.frames << " frames by frame pointer\n";
 }
 
 // Every x86_64 variant built with -fno-omit-frame-pointer (testdata/BUILD).
@@ -68,8 +70,8 @@ INSTANTIATE_TEST_SUITE_P(
     Fixtures, FpLiveTest,
     ::testing::Values("threads_c_O0_fp_pie", "threads_c_O2_fp_nopie",
                       "signal_handler_O3_fp_nopie", "recursion_O0_fp_nopie",
-                      "realign_O3_fp_nopie", "demo_O0_fp_pie", "demo_O3_fp_nopie",
-                      "cxx_catch_O3_fp_pie"),
+                      "realign_O3_fp_nopie", "demo_O0_fp_pie",
+                      "demo_O3_fp_nopie", "cxx_catch_O3_fp_pie"),
     [](const auto& i) { return i.param; });
 
 }  // namespace

@@ -16,8 +16,8 @@ namespace unwindd::sframe_fixtures {
 namespace {
 
 using unwinder::CfaRule;
-using unwinder::Row;
 using unwinder::RegisterRule;
+using unwinder::Row;
 namespace sf = unwinder::sframe;
 
 // readelf's register names in FRE dumps: "sp", "fp", else "r<n>".
@@ -102,7 +102,8 @@ TEST_P(GoldenTest, EveryFunctionAndRowMatchesReadelf) {
     EXPECT_EQ(fde->func_size, gf.size);
     EXPECT_EQ(fde->pc_type == sf::kPcTypeMask, gf.pc_mask);
     EXPECT_EQ(fde->pauth_key_b, gf.pauth_key_b);
-    EXPECT_EQ(fde->fde_type == sf::kFdeTypeFlex, gf.attrs.find('F') != std::string::npos);
+    EXPECT_EQ(fde->fde_type == sf::kFdeTypeFlex,
+              gf.attrs.find('F') != std::string::npos);
     EXPECT_EQ(fde->signal_frame, gf.attrs.find('S') != std::string::npos);
     absl::StatusOr<std::vector<sf::Fre>> fres = s->GetFres(*fde);
     ASSERT_TRUE(fres.ok()) << fres.status();
@@ -123,10 +124,12 @@ TEST_P(GoldenTest, EveryFunctionAndRowMatchesReadelf) {
       // Two spellings of the header's fixed RA offset: a flex RA padding
       // word ("U"), and binutils 2.40's dump of v1, which prints "u".
       std::string want_ra = gr.ra;
-      if (fixed_ra && (gr.ra == "U" || (golden->version == 1 && gr.ra == "u"))) {
+      if (fixed_ra &&
+          (gr.ra == "U" || (golden->version == 1 && gr.ra == "u"))) {
         want_ra = "f";
       }
-      std::string got_ra = Rule(row->regs[ra], a, fixed_ra) + (row->ra_signed ? "[s]" : "");
+      std::string got_ra =
+          Rule(row->regs[ra], a, fixed_ra) + (row->ra_signed ? "[s]" : "");
       EXPECT_EQ(Cfa(*row, a), gr.cfa) << "row " << j;
       EXPECT_EQ(Rule(row->regs[fp], a, false), gr.fp) << "row " << j;
       EXPECT_EQ(got_ra, want_ra) << "row " << j;
@@ -137,7 +140,8 @@ TEST_P(GoldenTest, EveryFunctionAndRowMatchesReadelf) {
             << " rows match readelf\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, GoldenTest, ::testing::ValuesIn(SframeFixtures()),
+INSTANTIATE_TEST_SUITE_P(Fixtures, GoldenTest,
+                         ::testing::ValuesIn(SframeFixtures()),
                          [](const auto& i) { return i.param.name; });
 
 TEST(GoldenParserTest, ParsesReadelfRows) {

@@ -54,7 +54,8 @@ TEST(ModulePolicyTest, SourcesAnswerInPolicyOrder) {
   ASSERT_TRUE(m->has_eh_frame());
   const Target t = SleeperChain();
   auto method = [&](std::initializer_list<Source> s) -> absl::StatusOr<Method> {
-    absl::StatusOr<unwinder::ModuleRow> r = m->FindRow(t.pc, SourcePolicy::Of(s), false);
+    absl::StatusOr<unwinder::ModuleRow> r =
+        m->FindRow(t.pc, SourcePolicy::Of(s), false);
     if (!r.ok()) return r.status();
     return r->method;
   };
@@ -66,8 +67,9 @@ TEST(ModulePolicyTest, SourcesAnswerInPolicyOrder) {
   // pointer: those sources do not cover the PC.
   EXPECT_TRUE(absl::IsNotFound(method({Source::kDebugFrame}).status()));
   EXPECT_TRUE(absl::IsNotFound(method({Source::kFramePointer}).status()));
-  EXPECT_EQ(*method({Source::kFramePointer, Source::kDebugFrame, Source::kSframe}),
-            Method::kSframe);
+  EXPECT_EQ(
+      *method({Source::kFramePointer, Source::kDebugFrame, Source::kSframe}),
+      Method::kSframe);
   // The same PC through .sframe and .eh_frame: the same CFA rule.
   absl::StatusOr<unwinder::ModuleRow> s =
       m->FindRow(t.pc, SourcePolicy::Of({Source::kSframe}), false);
@@ -75,7 +77,8 @@ TEST(ModulePolicyTest, SourcesAnswerInPolicyOrder) {
       m->FindRow(t.pc, SourcePolicy::Of({Source::kEhFrame}), false);
   EXPECT_EQ(s->row.cfa, e->row.cfa);
   // Outside every function: nothing covers it.
-  EXPECT_TRUE(absl::IsNotFound(m->FindRow(0x10, SourcePolicy(), true).status()));
+  EXPECT_TRUE(
+      absl::IsNotFound(m->FindRow(0x10, SourcePolicy(), true).status()));
 }
 
 TEST(ModulePolicyTest, FramePointerFlagCoversWhatSframeLeavesOut) {
@@ -108,9 +111,11 @@ TEST(ModulePolicyTest, FramePointerFlagCoversWhatSframeLeavesOut) {
   EXPECT_EQ(m->FindRow(other, sframe_only, false)->method, Method::kSframe);
   // Without the flag, the emptied FDE covers nothing.
   bytes[sec->offset + 3] &= ~0x2;
-  std::ofstream(copy, std::ios::binary | std::ios::trunc).write(bytes.data(), bytes.size());
+  std::ofstream(copy, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), bytes.size());
   std::shared_ptr<Module> plain = Open(copy);
-  EXPECT_TRUE(absl::IsNotFound(plain->FindRow(t.pc, sframe_only, false).status()));
+  EXPECT_TRUE(
+      absl::IsNotFound(plain->FindRow(t.pc, sframe_only, false).status()));
 }
 
 TEST(ModulePolicyTest, BrokenSframeLeavesTheOtherSources) {
@@ -131,7 +136,8 @@ TEST(ModulePolicyTest, BrokenSframeLeavesTheOtherSources) {
   absl::StatusOr<unwinder::ModuleRow> r =
       m->FindRow(t.pc, SourcePolicy::Of({Source::kSframe}), false);
   EXPECT_TRUE(absl::IsDataLoss(r.status())) << r.status();
-  r = m->FindRow(t.pc, SourcePolicy::Of({Source::kSframe, Source::kEhFrame}), false);
+  r = m->FindRow(t.pc, SourcePolicy::Of({Source::kSframe, Source::kEhFrame}),
+                 false);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->method, Method::kEhFrame);
 }

@@ -52,11 +52,12 @@ TEST_P(SframeLiveTest, SamePcsAsEuStackAndSframeWhereItCovers) {
       {"--sources=sframe,eh_frame"});
   ASSERT_TRUE(ours.ok()) << ours.status();
   harness::SymbolNames names;
-  absl::StatusOr<harness::ThreadFrames> eu = harness::EuStackFrames(program->pid(), &names);
+  absl::StatusOr<harness::ThreadFrames> eu =
+      harness::EuStackFrames(program->pid(), &names);
   ASSERT_TRUE(eu.ok()) << eu.status();
 
-  harness::Comparison c =
-      harness::CompareThreadFrames("unwind", ours->Pcs(), "eu-stack", *eu, &names);
+  harness::Comparison c = harness::CompareThreadFrames("unwind", ours->Pcs(),
+                                                       "eu-stack", *eu, &names);
   EXPECT_TRUE(c.ok()) << c.diff << ours->Describe();
   MethodCheck m = CheckSframeMethods(*ours, fx.name, *golden);
   EXPECT_TRUE(m.failures.empty()) << absl::StrJoin(m.failures, "\n") << "\n"
@@ -69,7 +70,8 @@ TEST_P(SframeLiveTest, SamePcsAsEuStackAndSframeWhereItCovers) {
             << " matched, " << m.frames << " frames by sframe\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, SframeLiveTest, ::testing::ValuesIn(Runnable()),
+INSTANTIATE_TEST_SUITE_P(Fixtures, SframeLiveTest,
+                         ::testing::ValuesIn(Runnable()),
                          [](const auto& i) { return i.param.name; });
 
 }  // namespace

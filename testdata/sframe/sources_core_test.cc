@@ -30,9 +30,9 @@ class Summary : public ::testing::Environment {
   void TearDown() override {
     for (int s = 0; s < 2; ++s) {
       std::cout << (s ? "sframe" : "fp") << " (gcore): compared " << threads[s]
-                << " threads with eu-stack --core, " << matched[s] << " matched; "
-                << frames[s] << " frames by " << (s ? "sframe" : "frame pointer")
-                << "\n";
+                << " threads with eu-stack --core, " << matched[s]
+                << " matched; " << frames[s] << " frames by "
+                << (s ? "sframe" : "frame pointer") << "\n";
     }
   }
 };
@@ -58,7 +58,8 @@ TEST_P(SourcesCoreTest, SamePcsAsEuStackAndTheSourceWhereItCan) {
        c.sframe ? "--sources=sframe,eh_frame" : "--sources=fp,eh_frame"});
   ASSERT_TRUE(ours.ok()) << ours.status();
   harness::SymbolNames names;
-  absl::StatusOr<harness::ThreadFrames> eu = harness::EuStackCoreFrames(*core, exe, &names);
+  absl::StatusOr<harness::ThreadFrames> eu =
+      harness::EuStackCoreFrames(*core, exe, &names);
   ASSERT_TRUE(eu.ok()) << eu.status();
   harness::Comparison cmp = harness::CompareThreadFrames(
       "unwind", ours->frames.Pcs(), "eu-stack", *eu, &names);

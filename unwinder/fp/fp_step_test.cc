@@ -14,8 +14,8 @@
 namespace unwindd::unwinder {
 namespace {
 
-constexpr uint64_t kJit = 0x10000;         // anonymous r-x
-constexpr uint64_t kStack = 0x7ffd0000;    // [stack] base
+constexpr uint64_t kJit = 0x10000;       // anonymous r-x
+constexpr uint64_t kStack = 0x7ffd0000;  // [stack] base
 constexpr uint64_t kStackEnd = 0x7ffe0000;
 
 class JitTarget : public proc::Target {
@@ -24,14 +24,17 @@ class JitTarget : public proc::Target {
     proc::Mapping jit;
     jit.start = kJit, jit.end = kJit + 0x10000, jit.read = jit.exec = true;
     proc::Mapping stack;
-    stack.start = kStack, stack.end = kStackEnd, stack.read = stack.write = true;
+    stack.start = kStack, stack.end = kStackEnd,
+    stack.read = stack.write = true;
     stack.path = "[stack]";
     maps_ = {jit, stack};
   }
   arch::Arch arch() const override { return regs_.arch(); }
   pid_t pid() const override { return 0; }
   std::vector<pid_t> Threads() const override { return {1}; }
-  absl::StatusOr<arch::RegisterSet> InitialRegisters(pid_t) override { return regs_; }
+  absl::StatusOr<arch::RegisterSet> InitialRegisters(pid_t) override {
+    return regs_;
+  }
   memory::Memory& memory() override { return mem_; }
   const std::vector<proc::Mapping>& mappings() const override { return maps_; }
   std::vector<std::string> FileCandidates(const proc::Mapping&) const override {
@@ -88,7 +91,8 @@ TEST(FramePointerStepTest, JitCodeIsUnwoundThroughTheChain) {
 
 TEST(FramePointerStepTest, WithoutFpInThePolicyJitCodeHasNoUnwindInfo) {
   std::unique_ptr<JitTarget> t = Chain({kStack + 0x100}, {kJit + 0x205});
-  ThreadStack s = Unwind(*t, SourcePolicy::Of({Source::kEhFrame, Source::kSframe}));
+  ThreadStack s =
+      Unwind(*t, SourcePolicy::Of({Source::kEhFrame, Source::kSframe}));
   EXPECT_EQ(s.frames.size(), 1u);
   EXPECT_EQ(s.stop, StopReason::kNoUnwindInfo);
 }
@@ -100,7 +104,8 @@ TEST(FramePointerStepTest, ChainLeavingTheStackStops) {
   ThreadStack s = Unwind(*t, SourcePolicy());
   ASSERT_EQ(s.frames.size(), 2u);
   EXPECT_EQ(s.stop, StopReason::kNoUnwindInfo);
-  EXPECT_NE(s.stop_detail.find("outside the stack"), std::string::npos) << s.stop_detail;
+  EXPECT_NE(s.stop_detail.find("outside the stack"), std::string::npos)
+      << s.stop_detail;
 }
 
 TEST(FramePointerStepTest, ChainGoingDownStops) {

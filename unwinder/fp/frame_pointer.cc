@@ -13,7 +13,7 @@ StackBounds StackBoundsFor(const std::vector<proc::Mapping>& mappings,
   StackBounds b;
   b.lo = sp;
   b.hi = sp + kMaxUnmappedStackSpan < sp ? ~uint64_t{0}
-                                          : sp + kMaxUnmappedStackSpan;
+                                         : sp + kMaxUnmappedStackSpan;
   return b;
 }
 
@@ -25,10 +25,10 @@ Row FramePointerRow(arch::Arch a) {
   row.cfa.reg = static_cast<uint16_t>(r.fp);
   row.cfa.offset = r.caller_sp_offset;
   row.return_address_register = static_cast<uint16_t>(info.ra);
-  row.regs[info.ra] = {RegisterRule::Kind::kOffset,
-                       r.ra_offset - r.caller_sp_offset, {}};
-  row.regs[r.fp] = {RegisterRule::Kind::kOffset,
-                    r.saved_fp_offset - r.caller_sp_offset, {}};
+  row.regs[info.ra] = {
+      RegisterRule::Kind::kOffset, r.ra_offset - r.caller_sp_offset, {}};
+  row.regs[r.fp] = {
+      RegisterRule::Kind::kOffset, r.saved_fp_offset - r.caller_sp_offset, {}};
   return row;
 }
 

@@ -3,7 +3,8 @@
 // keep it from following garbage.
 //
 //   Row row = FramePointerRow(Arch::kX86_64);   // CFA = rbp + 16,
-//                                               // RA at CFA - 8, rbp at CFA - 16
+//                                               // RA at CFA - 8, rbp at CFA -
+//                                               16
 //   StackBounds b = StackBoundsFor(target.mappings(), regs.sp());
 //   absl::Status ok = CheckFrameRecord(regs, b);   // before applying the row
 //

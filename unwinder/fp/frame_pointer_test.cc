@@ -43,7 +43,8 @@ TEST(FramePointerTest, WalksAnX86_64Chain) {
   regs.Set(6, rbp1);
   const StackBounds stack{0x7ffd0000, 0x7ffd2000, true};
   ASSERT_TRUE(CheckFrameRecord(regs, stack).ok());
-  absl::StatusOr<ApplyResult> r = ApplyRow(FramePointerRow(Arch::kX86_64), regs, m, 0);
+  absl::StatusOr<ApplyResult> r =
+      ApplyRow(FramePointerRow(Arch::kX86_64), regs, m, 0);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->cfa, rbp1 + 16);
   EXPECT_EQ(r->caller.pc(), 0x401111u);
@@ -54,13 +55,14 @@ TEST(FramePointerTest, WalksAnX86_64Chain) {
 TEST(FramePointerTest, WalksAnAArch64Record) {
   memory::testing::MapMemory m;
   const uint64_t fp = 0xffffc000;
-  m.PutLe(fp, 0xffffc100, 8);     // saved x29
-  m.PutLe(fp + 8, 0x400abc, 8);   // saved x30
+  m.PutLe(fp, 0xffffc100, 8);    // saved x29
+  m.PutLe(fp + 8, 0x400abc, 8);  // saved x30
   arch::RegisterSet regs(Arch::kAArch64);
   regs.set_sp(fp - 32);
   regs.Set(29, fp);
   regs.Set(30, 0x400000);  // the callee's own LR: not the caller's pc
-  absl::StatusOr<ApplyResult> r = ApplyRow(FramePointerRow(Arch::kAArch64), regs, m, 0);
+  absl::StatusOr<ApplyResult> r =
+      ApplyRow(FramePointerRow(Arch::kAArch64), regs, m, 0);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->caller.pc(), 0x400abcu);
   EXPECT_EQ(r->caller.Get(29), 0xffffc100u);
@@ -78,9 +80,11 @@ TEST(FramePointerTest, Checks) {
   regs.Set(6, 0x7ffd0ff8);
   EXPECT_TRUE(absl::IsOutOfRange(CheckFrameRecord(regs, stack)));  // below sp
   regs.Set(6, 0x7ffd1ff8);
-  EXPECT_TRUE(absl::IsOutOfRange(CheckFrameRecord(regs, stack)));  // record leaves
+  EXPECT_TRUE(
+      absl::IsOutOfRange(CheckFrameRecord(regs, stack)));  // record leaves
   regs.Set(6, 0x7ffe0000);
-  EXPECT_TRUE(absl::IsOutOfRange(CheckFrameRecord(regs, stack)));  // another mapping
+  EXPECT_TRUE(
+      absl::IsOutOfRange(CheckFrameRecord(regs, stack)));  // another mapping
   regs.Set(6, 0x7ffd1ff0);
   EXPECT_TRUE(CheckFrameRecord(regs, stack).ok());
   regs.Set(6, 0x7ffd1000);  // == sp: a frame with no locals
@@ -90,8 +94,10 @@ TEST(FramePointerTest, Checks) {
 TEST(FramePointerTest, StackBoundsFromTheMappingThatHoldsSp) {
   std::vector<proc::Mapping> maps(3);
   maps[0].start = 0x400000, maps[0].end = 0x401000;
-  maps[1].start = 0x7f0000000000, maps[1].end = 0x7f0000800000;  // a thread stack
-  maps[2].start = 0x7ffd0000, maps[2].end = 0x7ffff000, maps[2].path = "[stack]";
+  maps[1].start = 0x7f0000000000,
+  maps[1].end = 0x7f0000800000;  // a thread stack
+  maps[2].start = 0x7ffd0000, maps[2].end = 0x7ffff000,
+  maps[2].path = "[stack]";
   StackBounds b = StackBoundsFor(maps, 0x7f0000400000);
   EXPECT_TRUE(b.known);
   EXPECT_EQ(b.lo, 0x7f0000000000u);

@@ -30,7 +30,8 @@ std::optional<uint64_t> X86PrologueEnd(absl::Span<const uint8_t> code,
                                                    {0x48, 0x8b, 0xec}};
   const std::initializer_list<uint8_t> movs32[] = {{0x89, 0xe5}, {0x8b, 0xec}};
   const uint64_t mov_size = is64 ? 3 : 2;
-  for (uint64_t i = 1; i + mov_size <= limit && i + mov_size <= code.size(); ++i) {
+  for (uint64_t i = 1; i + mov_size <= limit && i + mov_size <= code.size();
+       ++i) {
     bool mov = false;
     for (const auto& m : is64 ? movs64 : movs32) mov |= StartsWith(code, i, m);
     if (!mov) continue;
@@ -42,7 +43,8 @@ std::optional<uint64_t> X86PrologueEnd(absl::Span<const uint8_t> code,
 }
 
 bool X86InEpilogue(absl::Span<const uint8_t> code, uint64_t pc_offset) {
-  if (pc_offset < code.size() && (code[pc_offset] == 0xc3 || code[pc_offset] == 0xc2)) {
+  if (pc_offset < code.size() &&
+      (code[pc_offset] == 0xc3 || code[pc_offset] == 0xc2)) {
     return true;  // ret: the frame pointer was restored before it
   }
   // Just after pop %rbp or leave (e.g. before a tail-call jmp).
@@ -78,7 +80,8 @@ std::optional<uint64_t> AArch64PrologueEnd(absl::Span<const uint8_t> code,
     std::optional<uint32_t> i = Insn(code, at);
     if (!i.has_value()) return std::nullopt;
     if (!IsStpFrameRecord(*i)) continue;
-    for (uint64_t next = at + 4; next <= at + 8 && next + 4 <= limit; next += 4) {
+    for (uint64_t next = at + 4; next <= at + 8 && next + 4 <= limit;
+         next += 4) {
       std::optional<uint32_t> j = Insn(code, next);
       if (j.has_value() && IsAddX29Sp(*j)) return next + 4;
     }

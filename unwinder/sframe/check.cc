@@ -114,15 +114,16 @@ void Checker::CheckFde(const Fde& fde) {
     return;
   }
   // PCINC: one pass; PCMASK: the same FREs again in every block.
-  const uint64_t block = fde.pc_type == kPcTypeMask ? fde.rep_size : fde.func_size;
+  const uint64_t block =
+      fde.pc_type == kPcTypeMask ? fde.rep_size : fde.func_size;
   if (block == 0) return;
   for (uint64_t base = fde.func_start; base < fde.func_end(); base += block) {
     const uint64_t block_end = std::min(base + block, fde.func_end());
     for (size_t j = 0; j < fres->size(); ++j) {
       const uint64_t lo = base + (*fres)[j].start;
-      const uint64_t hi =
-          j + 1 < fres->size() ? std::min(base + (*fres)[j + 1].start, block_end)
-                               : block_end;
+      const uint64_t hi = j + 1 < fres->size()
+                              ? std::min(base + (*fres)[j + 1].start, block_end)
+                              : block_end;
       if (lo < hi) CheckRange(fde, (*fres)[j], lo, hi);
     }
   }
@@ -132,7 +133,8 @@ void Checker::CheckRange(const Fde& fde, const Fre& fre, uint64_t lo,
                          uint64_t hi) {
   absl::StatusOr<Row> s_row = sframe_.RowFor(FreMatch{fde, fre, lo, hi});
   if (!s_row.ok()) {
-    report_.errors.push_back(absl::StrFormat("0x%x: %s", lo, s_row.status().ToString()));
+    report_.errors.push_back(
+        absl::StrFormat("0x%x: %s", lo, s_row.status().ToString()));
     return;
   }
   for (uint64_t pc = lo; pc < hi;) {
@@ -152,11 +154,12 @@ void Checker::Compare(const Fde& fde, const Row& s_row, const Row& e_row,
                       uint64_t lo, uint64_t hi) {
   const bool per_pc = s_row.cfa.kind == CfaRule::Kind::kExpression ||
                       e_row.cfa.kind == CfaRule::Kind::kExpression;
-  const uint64_t step_hi = per_pc ? std::min(hi, lo + kMaxPcsPerExpressionRange)
-                                  : lo + 1;
+  const uint64_t step_hi =
+      per_pc ? std::min(hi, lo + kMaxPcsPerExpressionRange) : lo + 1;
   for (uint64_t pc = lo; pc < step_hi; ++pc) {
     const arch::Arch a = module_.arch();
-    std::string what = Differences(Evaluate(s_row, a, pc), Evaluate(e_row, a, pc));
+    std::string what =
+        Differences(Evaluate(s_row, a, pc), Evaluate(e_row, a, pc));
     const uint64_t to = per_pc ? pc + 1 : hi;
     if (!what.empty()) Record(fde, pc, to, std::move(what), s_row, e_row);
   }
@@ -165,12 +168,17 @@ void Checker::Compare(const Fde& fde, const Row& s_row, const Row& e_row,
 void Checker::Record(const Fde& fde, uint64_t lo, uint64_t hi, std::string what,
                      const Row& s_row, const Row& e_row) {
   const arch::Arch a = module_.arch();
-  Disagreement d{lo, hi, fde.func_start, std::move(what), RowText(s_row, a),
+  Disagreement d{lo,
+                 hi,
+                 fde.func_start,
+                 std::move(what),
+                 RowText(s_row, a),
                  RowText(e_row, a)};
   if (!report_.disagreements.empty()) {
     Disagreement& last = report_.disagreements.back();
     if (last.pc_hi == d.pc_lo && last.what == d.what &&
-        last.sframe_rule == d.sframe_rule && last.eh_frame_rule == d.eh_frame_rule) {
+        last.sframe_rule == d.sframe_rule &&
+        last.eh_frame_rule == d.eh_frame_rule) {
       last.pc_hi = d.pc_hi;
       return;
     }
@@ -184,8 +192,8 @@ absl::StatusOr<CheckReport> CheckSframe(Module& module) {
   const SframeSection* sframe = module.sframe();
   if (sframe == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
-        module.name(), ": no usable .sframe section: ",
-        module.sframe_status().message()));
+        module.name(),
+        ": no usable .sframe section: ", module.sframe_status().message()));
   }
   if (!module.has_eh_frame()) {
     return absl::FailedPreconditionError(
@@ -214,12 +222,12 @@ std::string FormatCheckReport(const CheckReport& r) {
       r.file, r.sframe_version, r.fdes, r.pcs_compared, r.pcs_sframe_only,
       r.disagreements.size(), r.errors.size());
   for (const Disagreement& d : r.disagreements) {
-    absl::StrAppendFormat(&out,
-                          "0x%x-0x%x in 0x%x: %s differ: .sframe %s | .eh_frame %s\n",
-                          d.pc_lo, d.pc_hi, d.function, d.what, d.sframe_rule,
-                          d.eh_frame_rule);
+    absl::StrAppendFormat(
+        &out, "0x%x-0x%x in 0x%x: %s differ: .sframe %s | .eh_frame %s\n",
+        d.pc_lo, d.pc_hi, d.function, d.what, d.sframe_rule, d.eh_frame_rule);
   }
-  for (const std::string& e : r.errors) absl::StrAppend(&out, "error: ", e, "\n");
+  for (const std::string& e : r.errors)
+    absl::StrAppend(&out, "error: ", e, "\n");
   return out;
 }
 

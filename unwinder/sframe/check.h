@@ -27,20 +27,20 @@
 namespace unwindd::unwinder::sframe {
 
 struct Disagreement {
-  uint64_t pc_lo = 0;     // file address, inclusive
-  uint64_t pc_hi = 0;     // file address, exclusive
-  uint64_t function = 0;  // the SFrame FDE's function start
-  std::string what;       // "CFA", "RA", "FP", "RA signing", comma-separated
-  std::string sframe_rule;    // e.g. "CFA=rsp+24 RA=[CFA-8] FP=same"
+  uint64_t pc_lo = 0;       // file address, inclusive
+  uint64_t pc_hi = 0;       // file address, exclusive
+  uint64_t function = 0;    // the SFrame FDE's function start
+  std::string what;         // "CFA", "RA", "FP", "RA signing", comma-separated
+  std::string sframe_rule;  // e.g. "CFA=rsp+24 RA=[CFA-8] FP=same"
   std::string eh_frame_rule;  // e.g. "CFA=rsp+16 RA=[CFA-8] FP=same"
 };
 
 struct CheckReport {
   std::string file;
   int sframe_version = 0;
-  uint32_t fdes = 0;               // SFrame FDEs examined
-  uint64_t pcs_compared = 0;       // PCs both sections cover
-  uint64_t pcs_sframe_only = 0;    // PCs only .sframe covers
+  uint32_t fdes = 0;                        // SFrame FDEs examined
+  uint64_t pcs_compared = 0;                // PCs both sections cover
+  uint64_t pcs_sframe_only = 0;             // PCs only .sframe covers
   std::vector<Disagreement> disagreements;  // adjacent equal ones merged
   std::vector<std::string> errors;          // FDEs that could not be read
   bool ok() const { return disagreements.empty() && errors.empty(); }

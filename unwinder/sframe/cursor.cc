@@ -18,7 +18,8 @@ absl::StatusOr<uint64_t> Cursor::Unsigned(int size) {
   if (size != 1 && size != 2 && size != 4 && size != 8) {
     return absl::InternalError(absl::StrFormat("bad field size %d", size));
   }
-  if (pos_ > data_.size() || data_.size() - pos_ < static_cast<uint64_t>(size)) {
+  if (pos_ > data_.size() ||
+      data_.size() - pos_ < static_cast<uint64_t>(size)) {
     return absl::DataLossError(absl::StrFormat(
         "SFrame section truncated: %d-byte field at offset 0x%x of a %u-byte "
         "section",

@@ -20,7 +20,8 @@ void AppendSleb(std::vector<uint8_t>& out, int64_t v) {
   while (true) {
     uint8_t byte = v & 0x7f;
     v >>= 7;  // arithmetic shift
-    bool done = (v == 0 && (byte & 0x40) == 0) || (v == -1 && (byte & 0x40) != 0);
+    bool done =
+        (v == 0 && (byte & 0x40) == 0) || (v == -1 && (byte & 0x40) != 0);
     out.push_back(done ? byte : byte | 0x80);
     if (done) return;
   }

@@ -33,8 +33,8 @@ absl::Status ReadV1V2(Cursor& c, uint8_t version, RawFde& f) {
   absl::StatusOr<uint32_t> fre_off = c.U32();
   absl::StatusOr<uint32_t> num = c.U32();
   absl::StatusOr<uint8_t> info = c.U8();
-  for (const absl::Status& s : {start.status(), size.status(),
-                                fre_off.status(), num.status(), info.status()}) {
+  for (const absl::Status& s : {start.status(), size.status(), fre_off.status(),
+                                num.status(), info.status()}) {
     if (!s.ok()) return s;
   }
   f = {*start, *size, *fre_off, *num, *info, 0, 0};
@@ -53,7 +53,8 @@ absl::Status ReadV3Index(Cursor& c, RawFde& f) {
   absl::StatusOr<int64_t> start = c.S64();
   absl::StatusOr<uint32_t> size = c.U32();
   absl::StatusOr<uint32_t> fre_off = c.U32();
-  for (const absl::Status& s : {start.status(), size.status(), fre_off.status()}) {
+  for (const absl::Status& s :
+       {start.status(), size.status(), fre_off.status()}) {
     if (!s.ok()) return s;
   }
   f.start_offset = *start;
@@ -78,8 +79,8 @@ absl::Status ReadV3Attr(Cursor& c, const Header& h, RawFde& f) {
   absl::StatusOr<uint8_t> info = c.U8();
   absl::StatusOr<uint8_t> info2 = c.U8();
   absl::StatusOr<uint8_t> rep = c.U8();
-  for (const absl::Status& st : {num.status(), info.status(), info2.status(),
-                                 rep.status()}) {
+  for (const absl::Status& st :
+       {num.status(), info.status(), info2.status(), rep.status()}) {
     if (!st.ok()) return st;
   }
   f.num_fres = *num;
@@ -132,9 +133,8 @@ absl::StatusOr<FdeRange> ReadFdeRange(absl::Span<const uint8_t> section,
   return Resolve(header, section_vaddr, *offset, *raw);
 }
 
-absl::StatusOr<Fde> ReadFde(absl::Span<const uint8_t> section,
-                            const Header& h, uint64_t section_vaddr,
-                            uint32_t index) {
+absl::StatusOr<Fde> ReadFde(absl::Span<const uint8_t> section, const Header& h,
+                            uint64_t section_vaddr, uint32_t index) {
   absl::StatusOr<uint64_t> offset = FdeOffset(h, index);
   if (!offset.ok()) return offset.status();
   absl::StatusOr<RawFde> raw = ReadRawIndex(section, h, *offset);
@@ -162,9 +162,9 @@ absl::StatusOr<Fde> ReadFde(absl::Span<const uint8_t> section,
   fde.fde_type = raw->info2 & 0x1f;
   fde.rep_size = raw->rep_size;
   if (fde.fre_type > kFreTypeAddr4) {
-    return absl::DataLossError(absl::StrFormat(
-        "SFrame FDE %u (offset 0x%x): unknown FRE type %d", index, *offset,
-        fde.fre_type));
+    return absl::DataLossError(
+        absl::StrFormat("SFrame FDE %u (offset 0x%x): unknown FRE type %d",
+                        index, *offset, fde.fre_type));
   }
   if (fde.pc_type == kPcTypeMask && fde.rep_size == 0) {
     return absl::DataLossError(absl::StrFormat(
@@ -172,9 +172,9 @@ absl::StatusOr<Fde> ReadFde(absl::Span<const uint8_t> section,
         *offset));
   }
   if (fde.fde_type > kFdeTypeFlex) {
-    return absl::UnimplementedError(absl::StrFormat(
-        "SFrame FDE %u (offset 0x%x): unknown FDE type %d", index, *offset,
-        fde.fde_type));
+    return absl::UnimplementedError(
+        absl::StrFormat("SFrame FDE %u (offset 0x%x): unknown FDE type %d",
+                        index, *offset, fde.fde_type));
   }
   return fde;
 }

@@ -18,16 +18,18 @@ SectionSpec TwoFunctions(uint8_t version, bool big_endian = false) {
   s.version = version;
   s.big_endian = big_endian;
   s.vaddr = 0x40000;
-  s.fdes.push_back(FdeSpec{.func_start = 0x1000, .size = 0x30,
-                           .fres = {{.start = 0, .words = {8}},
-                                    {.start = 1, .words = {16}}}});
-  s.fdes.push_back(FdeSpec{.func_start = 0x1040, .size = 0x40,
-                           .fre_type = kFreTypeAddr2,
-                           .pc_type = kPcTypeMask,
-                           .rep_size = 16,
-                           .pauth_key_b = true,
-                           .fres = {{.start = 0, .words = {8}},
-                                    {.start = 11, .words = {16}}}});
+  s.fdes.push_back(FdeSpec{
+      .func_start = 0x1000,
+      .size = 0x30,
+      .fres = {{.start = 0, .words = {8}}, {.start = 1, .words = {16}}}});
+  s.fdes.push_back(FdeSpec{
+      .func_start = 0x1040,
+      .size = 0x40,
+      .fre_type = kFreTypeAddr2,
+      .pc_type = kPcTypeMask,
+      .rep_size = 16,
+      .pauth_key_b = true,
+      .fres = {{.start = 0, .words = {8}}, {.start = 11, .words = {16}}}});
   return s;
 }
 
@@ -77,14 +79,15 @@ TEST_P(FdeLayoutTest, DecodesEveryField) {
 
 INSTANTIATE_TEST_SUITE_P(
     Versions, FdeLayoutTest,
-    ::testing::Values(Case{kVersion1, kFlagFdeSorted, false},
-                      Case{kVersion2, kFlagFdeSorted, false},
-                      Case{kVersion2, kFlagFdeSorted | kFlagFuncStartPcRel, false},
-                      Case{kVersion3, kFlagFdeSorted | kFlagFuncStartPcRel, false},
-                      Case{kVersion3, kFlagFdeSorted, false},
-                      Case{kVersion1, kFlagFdeSorted, true},
-                      Case{kVersion2, kFlagFdeSorted | kFlagFuncStartPcRel, true},
-                      Case{kVersion3, kFlagFdeSorted | kFlagFuncStartPcRel, true}),
+    ::testing::Values(
+        Case{kVersion1, kFlagFdeSorted, false},
+        Case{kVersion2, kFlagFdeSorted, false},
+        Case{kVersion2, kFlagFdeSorted | kFlagFuncStartPcRel, false},
+        Case{kVersion3, kFlagFdeSorted | kFlagFuncStartPcRel, false},
+        Case{kVersion3, kFlagFdeSorted, false},
+        Case{kVersion1, kFlagFdeSorted, true},
+        Case{kVersion2, kFlagFdeSorted | kFlagFuncStartPcRel, true},
+        Case{kVersion3, kFlagFdeSorted | kFlagFuncStartPcRel, true}),
     [](const ::testing::TestParamInfo<Case>& i) {
       return "v" + std::to_string(i.param.version) +
              (i.param.flags & kFlagFuncStartPcRel ? "_pcrel" : "") +
@@ -95,13 +98,13 @@ TEST(FdeTest, V2StartIsSectionRelativeWithoutPcRel) {
   SectionSpec s = TwoFunctions(kVersion2);
   std::vector<uint8_t> b = BuildSframe(s);
   // Function 0 at 0x1000, section at 0x40000: -0x3f000 as a signed 32-bit.
-  const int32_t raw = static_cast<int32_t>(b[28] | b[29] << 8 | b[30] << 16 |
-                                           b[31] << 24);
+  const int32_t raw =
+      static_cast<int32_t>(b[28] | b[29] << 8 | b[30] << 16 | b[31] << 24);
   EXPECT_EQ(raw, 0x1000 - 0x40000);
   s.flags |= kFlagFuncStartPcRel;  // now relative to the field at offset 28
   b = BuildSframe(s);
-  const int32_t pcrel = static_cast<int32_t>(b[28] | b[29] << 8 | b[30] << 16 |
-                                             b[31] << 24);
+  const int32_t pcrel =
+      static_cast<int32_t>(b[28] | b[29] << 8 | b[30] << 16 | b[31] << 24);
   EXPECT_EQ(pcrel, 0x1000 - (0x40000 + 28));
 }
 
@@ -130,7 +133,8 @@ TEST(FdeTest, IndexOutOfRange) {
   std::vector<uint8_t> b = BuildSframe(s);
   absl::StatusOr<Header> h = ParseHeader(b);
   EXPECT_TRUE(absl::IsDataLoss(ReadFde(b, *h, s.vaddr, 2).status()));
-  EXPECT_TRUE(absl::IsDataLoss(ReadFdeRange(b, *h, s.vaddr, 0xffffffff).status()));
+  EXPECT_TRUE(
+      absl::IsDataLoss(ReadFdeRange(b, *h, s.vaddr, 0xffffffff).status()));
 }
 
 TEST(FdeTest, UnknownFreTypeIsDataLoss) {

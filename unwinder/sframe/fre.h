@@ -20,11 +20,11 @@
 namespace unwindd::unwinder::sframe {
 
 struct Fre {
-  uint32_t start = 0;         // offset from the function (or block) start
-  bool cfa_base_sp = false;   // info bit 0: CFA is SP-based (else FP-based)
-  uint8_t num_words = 0;      // info bits 1-4
-  uint8_t word_size = 1;      // bytes: 1, 2 or 4 (info bits 5-6)
-  bool mangled_ra = false;    // info bit 7 (aarch64: RA is PAC-signed)
+  uint32_t start = 0;        // offset from the function (or block) start
+  bool cfa_base_sp = false;  // info bit 0: CFA is SP-based (else FP-based)
+  uint8_t num_words = 0;     // info bits 1-4
+  uint8_t word_size = 1;     // bytes: 1, 2 or 4 (info bits 5-6)
+  bool mangled_ra = false;   // info bit 7 (aarch64: RA is PAC-signed)
   std::array<uint32_t, kMaxDataWords> words{};  // raw, zero-extended
   uint64_t encoded_size = 0;  // bytes this FRE occupies in the section
 

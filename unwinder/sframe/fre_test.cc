@@ -26,8 +26,10 @@ Built Build(uint8_t fre_type, std::vector<FreSpec> fres, bool big = false,
   SectionSpec s;
   s.version = version;
   s.big_endian = big;
-  s.fdes.push_back(FdeSpec{.func_start = 0x1000, .size = 0x20000,
-                           .fre_type = fre_type, .fres = std::move(fres)});
+  s.fdes.push_back(FdeSpec{.func_start = 0x1000,
+                           .size = 0x20000,
+                           .fre_type = fre_type,
+                           .fres = std::move(fres)});
   Built b;
   b.bytes = BuildSframe(s);
   b.header = *ParseHeader(b.bytes);
@@ -41,14 +43,19 @@ struct TypeCase {
   int start_size;
 };
 
-class FreTypeTest : public ::testing::TestWithParam<std::tuple<TypeCase, bool>> {};
+class FreTypeTest
+    : public ::testing::TestWithParam<std::tuple<TypeCase, bool>> {};
 
 TEST_P(FreTypeTest, StartOffsetOfEachSize) {
   const auto [c, big] = GetParam();
-  Built b = Build(c.fre_type, {{.start = c.start, .base_sp = false,
-                                .words = {-16, 32}, .word_size = 2}},
+  Built b = Build(c.fre_type,
+                  {{.start = c.start,
+                    .base_sp = false,
+                    .words = {-16, 32},
+                    .word_size = 2}},
                   big);
-  absl::StatusOr<Fre> f = ReadFre(b.bytes, b.fde.fres_offset, c.fre_type, b.header);
+  absl::StatusOr<Fre> f =
+      ReadFre(b.bytes, b.fde.fres_offset, c.fre_type, b.header);
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->start, c.start);
   EXPECT_FALSE(f->cfa_base_sp);
@@ -63,7 +70,8 @@ INSTANTIATE_TEST_SUITE_P(
     Types, FreTypeTest,
     ::testing::Combine(::testing::Values(TypeCase{kFreTypeAddr1, 0xfe, 1},
                                          TypeCase{kFreTypeAddr2, 0xfedc, 2},
-                                         TypeCase{kFreTypeAddr4, 0x12345678, 4}),
+                                         TypeCase{kFreTypeAddr4, 0x12345678,
+                                                  4}),
                        ::testing::Bool()),
     [](const auto& i) {
       return "addr" + std::to_string(std::get<0>(i.param).start_size) +
@@ -75,7 +83,8 @@ TEST(FreTest, WordSizesAndSignExtension) {
     Built b = Build(kFreTypeAddr1,
                     {{.start = 0, .words = {-1, 127, -128}, .word_size = 1},
                      {.start = 1, .words = {-2, 32767, -32768}, .word_size = 2},
-                     {.start = 2, .words = {-3, 0x7fffffff, -0x7fffffff - 1},
+                     {.start = 2,
+                      .words = {-3, 0x7fffffff, -0x7fffffff - 1},
                       .word_size = 4}},
                     big);
     uint64_t at = b.fde.fres_offset;
@@ -87,8 +96,8 @@ TEST(FreTest, WordSizesAndSignExtension) {
       EXPECT_LT(f->Signed(0), 0) << size;
       EXPECT_GT(f->Signed(1), 0) << size;
       EXPECT_EQ(f->Signed(2), -f->Signed(1) - 1) << size;
-      EXPECT_EQ(f->Unsigned(0), size == 4 ? 0xfffffffdu
-                                          : (1u << (8 * size)) - 1 - (size - 1));
+      EXPECT_EQ(f->Unsigned(0),
+                size == 4 ? 0xfffffffdu : (1u << (8 * size)) - 1 - (size - 1));
       EXPECT_EQ(f->Signed(5), 0);  // past num_words
       at += f->encoded_size;
     }
@@ -96,9 +105,12 @@ TEST(FreTest, WordSizesAndSignExtension) {
 }
 
 TEST(FreTest, InfoBits) {
-  Built b = Build(kFreTypeAddr1, {{.start = 4, .base_sp = true, .words = {16, -8, -16},
+  Built b = Build(kFreTypeAddr1, {{.start = 4,
+                                   .base_sp = true,
+                                   .words = {16, -8, -16},
                                    .mangled_ra = true}});
-  absl::StatusOr<Fre> f = ReadFre(b.bytes, b.fde.fres_offset, kFreTypeAddr1, b.header);
+  absl::StatusOr<Fre> f =
+      ReadFre(b.bytes, b.fde.fres_offset, kFreTypeAddr1, b.header);
   ASSERT_TRUE(f.ok());
   EXPECT_TRUE(f->cfa_base_sp);
   EXPECT_TRUE(f->mangled_ra);
@@ -110,7 +122,8 @@ TEST(FreTest, InfoBits) {
 
 TEST(FreTest, NoWordsMeansRaUndefined) {
   Built b = Build(kFreTypeAddr1, {{.start = 0, .words = {}}});
-  absl::StatusOr<Fre> f = ReadFre(b.bytes, b.fde.fres_offset, kFreTypeAddr1, b.header);
+  absl::StatusOr<Fre> f =
+      ReadFre(b.bytes, b.fde.fres_offset, kFreTypeAddr1, b.header);
   ASSERT_TRUE(f.ok());
   EXPECT_TRUE(f->ra_undefined());
   EXPECT_EQ(f->encoded_size, 2u);
@@ -118,7 +131,8 @@ TEST(FreTest, NoWordsMeansRaUndefined) {
 
 TEST(FreTest, ReservedWordSizeIsDataLoss) {
   Built b = Build(kFreTypeAddr1, {{.start = 0, .words = {8}, .word_size = 3}});
-  absl::StatusOr<Fre> f = ReadFre(b.bytes, b.fde.fres_offset, kFreTypeAddr1, b.header);
+  absl::StatusOr<Fre> f =
+      ReadFre(b.bytes, b.fde.fres_offset, kFreTypeAddr1, b.header);
   EXPECT_TRUE(absl::IsDataLoss(f.status())) << f.status();
 }
 
@@ -133,10 +147,12 @@ TEST(FreTest, OffsetsOutsideTheFreSubSectionAreDataLoss) {
 }
 
 TEST(FreTest, WordsRunningPastTheSubSectionAreDataLoss) {
-  Built b = Build(kFreTypeAddr1, {{.start = 0, .words = {8, 16, 24}, .word_size = 4}});
+  Built b = Build(kFreTypeAddr1,
+                  {{.start = 0, .words = {8, 16, 24}, .word_size = 4}});
   Header cut = b.header;
   cut.fre_end -= 2;  // the last word is cut short
-  absl::StatusOr<Fre> f = ReadFre(b.bytes, b.fde.fres_offset, kFreTypeAddr1, cut);
+  absl::StatusOr<Fre> f =
+      ReadFre(b.bytes, b.fde.fres_offset, kFreTypeAddr1, cut);
   EXPECT_TRUE(absl::IsDataLoss(f.status())) << f.status();
   EXPECT_NE(f.status().message().find("data word 2 of 3"), std::string::npos);
 }

@@ -71,8 +71,8 @@ absl::StatusOr<Header> ParseHeader(absl::Span<const uint8_t> section) {
   h.version = *c.U8();
   h.flags = *c.U8();
   if (h.version < kVersion1 || h.version > kVersion3) {
-    return absl::UnimplementedError(
-        absl::StrFormat("SFrame version %d is not supported (1-3 are)", h.version));
+    return absl::UnimplementedError(absl::StrFormat(
+        "SFrame version %d is not supported (1-3 are)", h.version));
   }
   h.abi = *c.U8();
   h.cfa_fixed_fp_offset = *c.S8();

@@ -14,7 +14,8 @@ using testing::SectionSpec;
 
 SectionSpec OneFunction() {
   SectionSpec s;
-  s.fdes.push_back(FdeSpec{.func_start = 0x1000, .size = 0x10,
+  s.fdes.push_back(FdeSpec{.func_start = 0x1000,
+                           .size = 0x10,
                            .fres = {{.start = 0, .words = {8}}}});
   return s;
 }
@@ -54,8 +55,8 @@ TEST(HeaderTest, BigEndianFromTheMagic) {
 }
 
 TEST(HeaderTest, FdeSizePerVersion) {
-  for (auto [version, size] : {std::pair{kVersion1, 17u}, {kVersion2, 20u},
-                               {kVersion3, 16u}}) {
+  for (auto [version, size] :
+       {std::pair{kVersion1, 17u}, {kVersion2, 20u}, {kVersion3, 16u}}) {
     SectionSpec s = OneFunction();
     s.version = version;
     absl::StatusOr<Header> h = ParseHeader(BuildSframe(s));
@@ -128,7 +129,8 @@ TEST(HeaderTest, FdeCountPastTheEndIsDataLoss) {
 
 TEST(HeaderTest, FdeCountIntoTheFreSubSectionIsDataLoss) {
   SectionSpec s = OneFunction();
-  for (uint32_t i = 1; i < 10; ++i) s.fdes[0].fres.push_back({.start = i, .words = {8}});
+  for (uint32_t i = 1; i < 10; ++i)
+    s.fdes[0].fres.push_back({.start = i, .words = {8}});
   s.num_fdes_override = 2;  // fits in the bytes, but overlaps the FREs
   absl::StatusOr<Header> h = ParseHeader(BuildSframe(s));
   EXPECT_TRUE(absl::IsDataLoss(h.status())) << h.status();

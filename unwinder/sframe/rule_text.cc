@@ -39,7 +39,8 @@ std::optional<std::string> BregText(absl::Span<const uint8_t> e, arch::Arch a) {
 std::string ExprText(absl::Span<const uint8_t> e, arch::Arch a) {
   if (std::optional<std::string> b = BregText(e, a)) return *b;
   std::string hex = "expr:";
-  for (size_t i = 0; i < e.size() && i < 12; ++i) absl::StrAppendFormat(&hex, "%02x", e[i]);
+  for (size_t i = 0; i < e.size() && i < 12; ++i)
+    absl::StrAppendFormat(&hex, "%02x", e[i]);
   if (e.size() > 12) hex += "..";
   return hex;
 }

@@ -50,8 +50,9 @@ absl::Status SframeSection::BuildIndex() {
     if (!r.ok()) return r.status();
     index_.emplace_back(r->start, i);
   }
-  std::stable_sort(index_.begin(), index_.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(
+      index_.begin(), index_.end(),
+      [](const auto& a, const auto& b) { return a.first < b.first; });
   return absl::OkStatus();
 }
 
@@ -74,21 +75,21 @@ absl::StatusOr<uint32_t> SframeSection::FindFdeIndex(uint64_t pc) const {
       }
     }
   } else {
-    auto it = std::upper_bound(
-        index_.begin(), index_.end(), pc,
-        [](uint64_t v, const auto& e) { return v < e.first; });
+    auto it =
+        std::upper_bound(index_.begin(), index_.end(), pc,
+                         [](uint64_t v, const auto& e) { return v < e.first; });
     if (it != index_.begin()) {
       candidate = std::prev(it)->second;
       found = true;
     }
   }
   if (found) {
-    absl::StatusOr<FdeRange> r = ReadFdeRange(bytes_, header_, vaddr_, candidate);
+    absl::StatusOr<FdeRange> r =
+        ReadFdeRange(bytes_, header_, vaddr_, candidate);
     if (!r.ok()) return r.status();
     if (pc < r->end) return candidate;
   }
-  return absl::NotFoundError(
-      absl::StrFormat("no SFrame FDE covers 0x%x", pc));
+  return absl::NotFoundError(absl::StrFormat("no SFrame FDE covers 0x%x", pc));
 }
 
 absl::StatusOr<Fde> SframeSection::GetFde(uint32_t index) const {
@@ -144,9 +145,9 @@ absl::StatusOr<FreMatch> SframeSection::FindFre(uint64_t pc) const {
     best = *fre;
   }
   if (!best.has_value()) {
-    return absl::NotFoundError(absl::StrFormat(
-        "SFrame FDE %u (function 0x%x) has no FRE for 0x%x", fde->index,
-        fde->func_start, pc));
+    return absl::NotFoundError(
+        absl::StrFormat("SFrame FDE %u (function 0x%x) has no FRE for 0x%x",
+                        fde->index, fde->func_start, pc));
   }
   return FreMatch{*fde, *best, block + best->start, block + next_start};
 }

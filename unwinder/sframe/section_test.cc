@@ -21,7 +21,8 @@ SectionSpec Functions(int n, uint8_t version = kVersion2) {
   s.version = version;
   s.flags = kFlagFdeSorted | (version >= kVersion2 ? kFlagFuncStartPcRel : 0);
   for (int i = 0; i < n; ++i) {
-    s.fdes.push_back(FdeSpec{.func_start = 0x1000 + 0x40 * uint64_t(i), .size = 0x40,
+    s.fdes.push_back(FdeSpec{.func_start = 0x1000 + 0x40 * uint64_t(i),
+                             .size = 0x40,
                              .fres = {{.start = 0, .words = {8}},
                                       {.start = 1, .words = {16}},
                                       {.start = 0x30, .words = {8}}}});
@@ -31,7 +32,8 @@ SectionSpec Functions(int n, uint8_t version = kVersion2) {
 
 std::unique_ptr<SframeSection> Parse(const std::vector<uint8_t>& b,
                                      const SectionSpec& s) {
-  absl::StatusOr<std::unique_ptr<SframeSection>> p = SframeSection::Parse(b, s.vaddr);
+  absl::StatusOr<std::unique_ptr<SframeSection>> p =
+      SframeSection::Parse(b, s.vaddr);
   EXPECT_TRUE(p.ok()) << p.status();
   return p.ok() ? *std::move(p) : nullptr;
 }
@@ -68,7 +70,9 @@ TEST_P(LookupTest, BinarySearchFindsEveryFunction) {
 
 INSTANTIATE_TEST_SUITE_P(Versions, LookupTest,
                          ::testing::Values(kVersion1, kVersion2, kVersion3),
-                         [](const auto& i) { return "v" + std::to_string(i.param); });
+                         [](const auto& i) {
+                           return "v" + std::to_string(i.param);
+                         });
 
 TEST(SectionTest, GapsBetweenFunctionsAreNotFound) {
   SectionSpec s = Functions(3);
@@ -100,9 +104,11 @@ TEST(SectionTest, UnsortedWithTheFlagIsDataLoss) {
   SectionSpec s = Functions(5);
   std::swap(s.fdes[1], s.fdes[3]);
   std::vector<uint8_t> b = BuildSframe(s);
-  absl::StatusOr<std::unique_ptr<SframeSection>> p = SframeSection::Parse(b, s.vaddr);
+  absl::StatusOr<std::unique_ptr<SframeSection>> p =
+      SframeSection::Parse(b, s.vaddr);
   EXPECT_TRUE(absl::IsDataLoss(p.status())) << p.status();
-  EXPECT_NE(p.status().message().find("SFRAME_F_FDE_SORTED"), std::string::npos);
+  EXPECT_NE(p.status().message().find("SFRAME_F_FDE_SORTED"),
+            std::string::npos);
 }
 
 TEST(SectionTest, PcMaskRepeatsTheFresEveryBlock) {
@@ -111,10 +117,12 @@ TEST(SectionTest, PcMaskRepeatsTheFresEveryBlock) {
   for (uint8_t version : {kVersion2, kVersion3}) {
     SectionSpec s;
     s.version = version;
-    s.fdes.push_back(FdeSpec{.func_start = 0x1030, .size = 64,
-                             .pc_type = kPcTypeMask, .rep_size = 16,
-                             .fres = {{.start = 0, .words = {8}},
-                                      {.start = 11, .words = {16}}}});
+    s.fdes.push_back(FdeSpec{
+        .func_start = 0x1030,
+        .size = 64,
+        .pc_type = kPcTypeMask,
+        .rep_size = 16,
+        .fres = {{.start = 0, .words = {8}}, {.start = 11, .words = {16}}}});
     std::vector<uint8_t> b = BuildSframe(s);
     std::unique_ptr<SframeSection> sec = Parse(b, s);
     for (uint64_t entry = 0; entry < 4; ++entry) {
@@ -133,9 +141,11 @@ TEST(SectionTest, PcMaskRepeatsTheFresEveryBlock) {
 TEST(SectionTest, V1PcMaskUsesSixteenByteBlocks) {
   SectionSpec s;
   s.version = kVersion1;
-  s.fdes.push_back(FdeSpec{.func_start = 0x1030, .size = 48, .pc_type = kPcTypeMask,
-                           .fres = {{.start = 0, .words = {8}},
-                                    {.start = 11, .words = {16}}}});
+  s.fdes.push_back(FdeSpec{
+      .func_start = 0x1030,
+      .size = 48,
+      .pc_type = kPcTypeMask,
+      .fres = {{.start = 0, .words = {8}}, {.start = 11, .words = {16}}}});
   std::vector<uint8_t> b = BuildSframe(s);
   std::unique_ptr<SframeSection> sec = Parse(b, s);
   EXPECT_EQ(sec->FindFre(0x1030 + 32 + 12)->fre.Signed(0), 16);

@@ -21,9 +21,9 @@ Regs RegsOf(arch::Arch a) {
 }
 
 absl::Status Bad(const Fde& fde, const Fre& fre, absl::string_view what) {
-  return absl::DataLossError(absl::StrFormat(
-      "SFrame FDE %u (function 0x%x), FRE at +0x%x: %s", fde.index,
-      fde.func_start, fre.start, what));
+  return absl::DataLossError(
+      absl::StrFormat("SFrame FDE %u (function 0x%x), FRE at +0x%x: %s",
+                      fde.index, fde.func_start, fre.start, what));
 }
 
 // §3.1 Default FDEs.
@@ -44,8 +44,9 @@ absl::Status DefaultRules(const Header& h, const Fde& fde, const Fre& fre,
     row.regs[r.fp] = {Kind::kOffset, fre.Signed(next++), {}};
   }
   if (fre.num_words > next) {
-    return Bad(fde, fre, absl::StrFormat("%d data words, at most %d expected",
-                                         fre.num_words, next));
+    return Bad(fde, fre,
+               absl::StrFormat("%d data words, at most %d expected",
+                               fre.num_words, next));
   }
   return absl::OkStatus();
 }
@@ -77,10 +78,12 @@ absl::Status FlexRules(const Header& h, const Fde& fde, const Fre& fre,
   if (fre.num_words < 2) return Bad(fde, fre, "flex FRE without a CFA rule");
   const uint32_t cfa_control = fre.Unsigned(0);
   const uint32_t cfa_reg = cfa_control >> 3;
-  if ((cfa_control & 1) == 0 || cfa_reg >= static_cast<uint32_t>(info.num_regs)) {
-    return Bad(fde, fre, absl::StrFormat("flex CFA control word 0x%x is not "
-                                         "register-based",
-                                         cfa_control));
+  if ((cfa_control & 1) == 0 ||
+      cfa_reg >= static_cast<uint32_t>(info.num_regs)) {
+    return Bad(fde, fre,
+               absl::StrFormat("flex CFA control word 0x%x is not "
+                               "register-based",
+                               cfa_control));
   }
   if ((cfa_control & 2) != 0) {
     absl::StatusOr<absl::Span<const uint8_t>> e =
@@ -88,8 +91,10 @@ absl::Status FlexRules(const Header& h, const Fde& fde, const Fre& fre,
     if (!e.ok()) return e.status();
     row.cfa = {CfaRule::Kind::kExpression, 0, 0, *e};
   } else {
-    row.cfa = {CfaRule::Kind::kRegOffset, static_cast<uint16_t>(cfa_reg),
-               fre.Signed(1), {}};
+    row.cfa = {CfaRule::Kind::kRegOffset,
+               static_cast<uint16_t>(cfa_reg),
+               fre.Signed(1),
+               {}};
   }
   if (h.cfa_fixed_ra_offset != 0) {
     row.regs[r.ra] = {Kind::kOffset, h.cfa_fixed_ra_offset, {}};
@@ -105,7 +110,8 @@ absl::Status FlexRules(const Header& h, const Fde& fde, const Fre& fre,
       next += 1;
       continue;
     }
-    if (fre.num_words <= next + 1) return Bad(fde, fre, "flex rule without offset");
+    if (fre.num_words <= next + 1)
+      return Bad(fde, fre, "flex rule without offset");
     absl::StatusOr<RegisterRule> rule =
         FlexRule(control, fre.Signed(next + 1), info, arena);
     if (!rule.ok()) return rule.status();
@@ -113,8 +119,8 @@ absl::Status FlexRules(const Header& h, const Fde& fde, const Fre& fre,
     next += 2;
   }
   if (fre.num_words > next) {
-    return Bad(fde, fre, absl::StrFormat("%d data words, %d used",
-                                         fre.num_words, next));
+    return Bad(fde, fre,
+               absl::StrFormat("%d data words, %d used", fre.num_words, next));
   }
   return absl::OkStatus();
 }

@@ -22,12 +22,16 @@ using testing::SectionSpec;
 constexpr uint64_t kFunc = 0x401000;
 
 // The row for kFunc + 2 of a one-function section with FRE `fre`.
-absl::StatusOr<Row> RowOf(SectionSpec s, FreSpec fre, uint8_t fde_type = kFdeTypeDefault) {
-  s.fdes = {FdeSpec{.func_start = kFunc, .size = 0x100, .fde_type = fde_type,
+absl::StatusOr<Row> RowOf(SectionSpec s, FreSpec fre,
+                          uint8_t fde_type = kFdeTypeDefault) {
+  s.fdes = {FdeSpec{.func_start = kFunc,
+                    .size = 0x100,
+                    .fde_type = fde_type,
                     .fres = {{.start = 0, .words = {8}}, fre}}};
   s.fdes[0].fres[1].start = 2;
   std::vector<uint8_t> b = BuildSframe(s);
-  absl::StatusOr<std::unique_ptr<SframeSection>> sec = SframeSection::Parse(b, s.vaddr);
+  absl::StatusOr<std::unique_ptr<SframeSection>> sec =
+      SframeSection::Parse(b, s.vaddr);
   if (!sec.ok()) return sec.status();
   absl::StatusOr<Row> row = (*sec)->FindRow(kFunc + 2);
   // Expression spans point into the section's arena: keep it alive.
@@ -67,7 +71,8 @@ TEST(ToRowTest, Amd64SpBased) {
 }
 
 TEST(ToRowTest, Amd64FpBasedWithSavedFp) {
-  absl::StatusOr<Row> r = RowOf(Amd64(), {.base_sp = false, .words = {16, -16}});
+  absl::StatusOr<Row> r =
+      RowOf(Amd64(), {.base_sp = false, .words = {16, -16}});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->cfa.reg, 6);  // rbp
   EXPECT_EQ(r->cfa.offset, 16);
@@ -95,9 +100,11 @@ TEST(ToRowTest, AArch64BeforeTheFrameRecordRaIsInLr) {
 
 TEST(ToRowTest, AArch64FrameRecordAndMangledRa) {
   for (bool big : {false, true}) {
-    absl::StatusOr<Row> r = RowOf(
-        AArch64(kVersion3, big),
-        {.base_sp = true, .words = {32, -24, -32}, .word_size = 2, .mangled_ra = true});
+    absl::StatusOr<Row> r =
+        RowOf(AArch64(kVersion3, big), {.base_sp = true,
+                                        .words = {32, -24, -32},
+                                        .word_size = 2,
+                                        .mangled_ra = true});
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->cfa.offset, 32);
     EXPECT_EQ(r->regs[30].kind, Kind::kOffset);
@@ -123,8 +130,10 @@ TEST(ToRowTest, NoWordsIsTheOutermostFrame) {
 }
 
 TEST(ToRowTest, TooManyWordsIsDataLoss) {
-  EXPECT_TRUE(absl::IsDataLoss(RowOf(Amd64(), {.words = {8, -16, 4}}).status()));
-  EXPECT_TRUE(absl::IsDataLoss(RowOf(AArch64(), {.words = {8, -8, -16, 4}}).status()));
+  EXPECT_TRUE(
+      absl::IsDataLoss(RowOf(Amd64(), {.words = {8, -16, 4}}).status()));
+  EXPECT_TRUE(
+      absl::IsDataLoss(RowOf(AArch64(), {.words = {8, -8, -16, 4}}).status()));
 }
 
 TEST(ToRowTest, UnsupportedAbi) {
@@ -137,11 +146,14 @@ TEST(ToRowTest, UnsupportedAbi) {
   Fre fre;
   fre.num_words = 1;
   ExprArena arena;
-  EXPECT_TRUE(absl::IsUnimplemented(FreToRow(h, fde, fre, 0, 4, arena).status()));
+  EXPECT_TRUE(
+      absl::IsUnimplemented(FreToRow(h, fde, fre, 0, 4, arena).status()));
 }
 
 // v3 flex control word: regnum << 3 | deref << 1 | reg_p.
-constexpr int64_t Ctl(int reg, bool deref) { return reg << 3 | (deref ? 2 : 0) | 1; }
+constexpr int64_t Ctl(int reg, bool deref) {
+  return reg << 3 | (deref ? 2 : 0) | 1;
+}
 
 TEST(ToRowTest, FlexDrapPrologue) {
   // x86-64 stack realignment (gcc's DRAP): CFA = r10 + 0, then *(rbp - 8);
@@ -161,15 +173,16 @@ TEST(ToRowTest, FlexDrapPrologue) {
             (std::vector<uint8_t>{0x76, 0x78, 0x06}));  // breg6 -8; deref
   EXPECT_EQ(r->regs[16].kind, Kind::kOffset);
   EXPECT_EQ(r->regs[6].kind, Kind::kExpression);  // value at rbp + 0
-  EXPECT_EQ(std::vector<uint8_t>(r->regs[6].expr.begin(), r->regs[6].expr.end()),
-            (std::vector<uint8_t>{0x76, 0x00}));
+  EXPECT_EQ(
+      std::vector<uint8_t>(r->regs[6].expr.begin(), r->regs[6].expr.end()),
+      (std::vector<uint8_t>{0x76, 0x00}));
 }
 
 TEST(ToRowTest, FlexRegisterRules) {
   // RA = *(CFA - 8) (reg_p 0), FP = rbx (no deref, offset 0), 2-byte words.
   absl::StatusOr<Row> r = RowOf(
       Amd64(kVersion3),
-      {.words = {Ctl(7, false), 16, 0x8 /*reg_p 0*/ , -8, Ctl(3, false), 0},
+      {.words = {Ctl(7, false), 16, 0x8 /*reg_p 0*/, -8, Ctl(3, false), 0},
        .word_size = 2},
       kFdeTypeFlex);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -179,8 +192,8 @@ TEST(ToRowTest, FlexRegisterRules) {
   EXPECT_EQ(r->regs[6].kind, Kind::kRegister);
   EXPECT_EQ(r->regs[6].value, 3);
   // reg + offset without deref is a value expression.
-  r = RowOf(Amd64(kVersion3), {.words = {Ctl(7, false), 16, 0, Ctl(3, false), 32}},
-            kFdeTypeFlex);
+  r = RowOf(Amd64(kVersion3),
+            {.words = {Ctl(7, false), 16, 0, Ctl(3, false), 32}}, kFdeTypeFlex);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->regs[6].kind, Kind::kValExpression);
 }
@@ -191,12 +204,15 @@ TEST(ToRowTest, MalformedFlexRules) {
   EXPECT_TRUE(absl::IsDataLoss(
       RowOf(Amd64(kVersion3), {.words = {0, 8}}, kFdeTypeFlex).status()));
   EXPECT_TRUE(absl::IsDataLoss(
-      RowOf(Amd64(kVersion3), {.words = {Ctl(30, false), 8}}, kFdeTypeFlex).status()));
-  EXPECT_TRUE(absl::IsDataLoss(
-      RowOf(Amd64(kVersion3), {.words = {Ctl(7, false), 8, Ctl(6, true)}}, kFdeTypeFlex)
+      RowOf(Amd64(kVersion3), {.words = {Ctl(30, false), 8}}, kFdeTypeFlex)
           .status()));
   EXPECT_TRUE(absl::IsDataLoss(
-      RowOf(Amd64(kVersion3), {.words = {Ctl(7, false)}}, kFdeTypeFlex).status()));
+      RowOf(Amd64(kVersion3), {.words = {Ctl(7, false), 8, Ctl(6, true)}},
+            kFdeTypeFlex)
+          .status()));
+  EXPECT_TRUE(absl::IsDataLoss(
+      RowOf(Amd64(kVersion3), {.words = {Ctl(7, false)}}, kFdeTypeFlex)
+          .status()));
   EXPECT_TRUE(absl::IsDataLoss(
       RowOf(Amd64(kVersion3),
             {.words = {Ctl(7, false), 8, 0, Ctl(6, false), 0, 1}}, kFdeTypeFlex)
@@ -207,9 +223,10 @@ TEST(ToRowTest, MalformedFlexRules) {
 TEST(ToRowTest, AppliedRowsRecoverTheCaller) {
   memory::testing::MapMemory stack;
   const uint64_t sp = 0x7ffd0000;
-  stack.PutLe(sp + 16, 0x401234, 8);     // return address at CFA - 8
-  stack.PutLe(sp + 8, 0x7ffd0100, 8);    // saved rbp at CFA - 16
-  absl::StatusOr<Row> r = RowOf(Amd64(), {.base_sp = false, .words = {16, -16}});
+  stack.PutLe(sp + 16, 0x401234, 8);   // return address at CFA - 8
+  stack.PutLe(sp + 8, 0x7ffd0100, 8);  // saved rbp at CFA - 16
+  absl::StatusOr<Row> r =
+      RowOf(Amd64(), {.base_sp = false, .words = {16, -16}});
   ASSERT_TRUE(r.ok());
   arch::RegisterSet regs(arch::Arch::kX86_64);
   regs.set_sp(sp);

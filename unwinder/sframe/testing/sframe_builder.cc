@@ -80,8 +80,8 @@ std::vector<uint8_t> BuildSframe(const SectionSpec& s) {
   o.Put(s.num_fdes_override.value_or(s.fdes.size()), 4);
   o.Put(total_fres, 4);
   o.Put(s.fre_len_override.value_or(fres.size()), 4);
-  o.Put(0, 4);           // sfh_fdeoff
-  o.Put(fde_bytes, 4);   // sfh_freoff
+  o.Put(0, 4);          // sfh_fdeoff
+  o.Put(fde_bytes, 4);  // sfh_freoff
   for (uint8_t b : s.auxhdr) o.Put(b, 1);
 
   const bool pcrel = s.version >= kVersion2 && (s.flags & kFlagFuncStartPcRel);
