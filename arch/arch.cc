@@ -24,17 +24,10 @@ constexpr absl::string_view kX86Names[] = {"eax", "ecx", "edx", "ebx", "esp",
 
 }  // namespace
 
-const ArchInfo& GetArchInfo(Arch arch) {
-  switch (arch) {
-    case Arch::kX86_64:
-      return kX86_64Info;
-    case Arch::kX86:
-      return kX86Info;
-    case Arch::kAArch64:
-      return kAArch64Info;
-  }
-  return kX86_64Info;
-}
+static_assert(static_cast<int>(Arch::kX86_64) == 0 &&
+              static_cast<int>(Arch::kAArch64) == 1 &&
+              static_cast<int>(Arch::kX86) == 2);
+const ArchInfo kArchInfos[3] = {kX86_64Info, kAArch64Info, kX86Info};
 
 absl::string_view RegisterName(Arch arch, int reg) {
   switch (arch) {

@@ -37,7 +37,12 @@ struct ArchInfo {
   uint16_t elf_machine;         // EM_X86_64 / EM_AARCH64 / EM_386
 };
 
-const ArchInfo& GetArchInfo(Arch arch);
+// Indexed by Arch; defined in arch.cc.
+extern const ArchInfo kArchInfos[3];
+
+inline const ArchInfo& GetArchInfo(Arch arch) {
+  return kArchInfos[static_cast<int>(arch)];
+}
 absl::string_view RegisterName(Arch arch, int dwarf_reg);  // "" if unknown
 
 // The arch of an ELF file or core file from its header's e_machine and

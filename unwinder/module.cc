@@ -303,16 +303,24 @@ absl::StatusOr<uint64_t> Module::LoadBias(uint64_t map_start,
 absl::StatusOr<ModuleRow> Module::FindRow(uint64_t pc,
                                           const SourcePolicy& policy,
                                           bool exact_pc) {
-  absl::MutexLock lock(&mu_);
+  absl::StatusOr<std::shared_ptr<const ModuleRow>> row =
+      FindSharedRow(pc, policy, exact_pc);
+  if (!row.ok()) return row.status();
+  return **row;
+}
+
+absl::StatusOr<std::shared_ptr<const ModuleRow>> Module::FindSharedRow(
+    uint64_t pc, const SourcePolicy& policy, bool exact_pc) {
+  std::lock_guard<std::mutex> lock(mu_);
   const std::tuple<uint64_t, uint16_t, bool> key{pc, policy.Code(), exact_pc};
   auto it = rows_.find(key);
   if (it != rows_.end()) return it->second;
   absl::StatusOr<ModuleRow> row = FindRowUncached(pc, policy, exact_pc);
-  if (row.ok()) {
-    if (rows_.size() >= kMaxCachedRows) rows_.clear();
-    rows_.emplace(key, *row);
-  }
-  return row;
+  if (!row.ok()) return row.status();
+  if (rows_.size() >= kMaxCachedRows) rows_.clear();
+  auto shared = std::make_shared<const ModuleRow>(*std::move(row));
+  rows_.emplace(key, shared);
+  return shared;
 }
 
 absl::StatusOr<Fde> Module::FindEhFrameFde(uint64_t pc) {

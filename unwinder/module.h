@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -86,6 +87,17 @@ class Module {
   absl::StatusOr<ModuleRow> FindRow(uint64_t pc) {
     return FindRow(pc, SourcePolicy(), false);
   }
+  // The same row without copying it: the step loop's hot path. The row stays
+  // valid for as long as the caller holds it, even if the cache drops it.
+  absl::StatusOr<std::shared_ptr<const ModuleRow>> FindSharedRow(
+      uint64_t pc, const SourcePolicy& policy, bool exact_pc);
+
+  // The file's bytes at file address `vaddr` up to the end of the PT_LOAD
+  // segment's file data; empty if no segment maps it. Code read from here
+  // costs no syscall, unlike reading it from the target.
+  absl::Span<const uint8_t> ImageBytesAt(uint64_t vaddr) const {
+    return BytesAtVaddr(vaddr);
+  }
 
   // [start, end) of the function containing `pc` per any FDE (.eh_frame,
   // .debug_frame, .sframe); nullopt if none covers it.
@@ -138,10 +150,14 @@ class Module {
   std::unique_ptr<sframe::SframeSection> sframe_;
   absl::Status sframe_status_ = absl::NotFoundError("no .sframe section");
 
-  absl::Mutex mu_;  // guards the lazily built CFI indexes and the row cache
+  // Guards the lazily built CFI indexes and the row cache. A std::mutex, not
+  // an absl::Mutex: Debian's Abseil keeps deadlock-detection bookkeeping on
+  // every absl::Mutex lock, which cost more than the cached lookup itself.
+  std::mutex mu_;
   // Keyed by (pc, SourcePolicy::Code(), exact_pc).
-  absl::flat_hash_map<std::tuple<uint64_t, uint16_t, bool>, ModuleRow> rows_
-      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::tuple<uint64_t, uint16_t, bool>,
+                      std::shared_ptr<const ModuleRow>>
+      rows_;
 };
 
 }  // namespace unwindd::unwinder

@@ -42,8 +42,11 @@ StopReason StopForError(const absl::Status& s) {
 // before CFI, as gdb's tramp-frame sniffers are: the trampoline may have no
 // CFI (qemu-user's, musl's), or CFI that skips the interrupted PC (the
 // aarch64 vDSO's restores only the frame record x29/x30).
-Step SignalTrampolineStep(memory::Memory& memory, const arch::RegisterSet& regs) {
-  if (!arch::IsSigreturnTrampoline(regs.arch(), memory, regs.pc())) {
+// `code` is where the instruction bytes are read: the module's image when
+// the PC is in one (no syscall per frame), else target memory.
+Step SignalTrampolineStep(memory::Memory& code, memory::Memory& memory,
+                          const arch::RegisterSet& regs) {
+  if (!arch::IsSigreturnTrampoline(regs.arch(), code, regs.pc())) {
     return Stop(StopReason::kNoUnwindInfo, "");
   }
   absl::StatusOr<arch::RegisterSet> caller =
@@ -56,6 +59,21 @@ Step SignalTrampolineStep(memory::Memory& memory, const arch::RegisterSet& regs)
   s.signal_frame = true;
   return s;
 }
+
+// A module's file image seen at its target addresses, for reading code.
+class ModuleCodeMemory final : public memory::Memory {
+ public:
+  explicit ModuleCodeMemory(const MappedModule& mm) : mm_(mm) {}
+  size_t Read(uint64_t addr, absl::Span<uint8_t> dst) override {
+    absl::Span<const uint8_t> bytes = mm_.module->ImageBytesAt(addr - mm_.load_bias);
+    size_t n = std::min(bytes.size(), dst.size());
+    std::copy_n(bytes.begin(), n, dst.begin());
+    return n;
+  }
+
+ private:
+  const MappedModule& mm_;
+};
 
 // What a step needs besides the frame itself.
 struct StepContext {
@@ -97,7 +115,12 @@ Step FramePointerStep(memory::Memory& memory, const arch::RegisterSet& regs,
 
 Step StepOnce(MappedModule* mm, uint64_t lookup_pc, memory::Memory& memory,
               const arch::RegisterSet& regs, const StepContext& ctx) {
-  if (Step s = SignalTrampolineStep(memory, regs); s.ok) return s;
+  if (mm != nullptr && mm->module != nullptr) {
+    ModuleCodeMemory code(*mm);
+    if (Step s = SignalTrampolineStep(code, memory, regs); s.ok) return s;
+  } else if (Step s = SignalTrampolineStep(memory, memory, regs); s.ok) {
+    return s;
+  }
   if (mm == nullptr || mm->module == nullptr) {
     // Code no file describes (JIT code, anonymous executable memory) or a
     // file that could not be opened: only the frame-pointer chain can help.
@@ -113,14 +136,14 @@ Step StepOnce(MappedModule* mm, uint64_t lookup_pc, memory::Memory& memory,
   SourcePolicy policy = ctx.policy;
   Step s = Stop(StopReason::kNoUnwindInfo, "");
   for (int attempt = 0; attempt < SourcePolicy::kMaxSources; ++attempt) {
-    absl::StatusOr<ModuleRow> row =
-        mm->module->FindRow(lookup_pc - mm->load_bias, policy, ctx.exact_pc);
+    absl::StatusOr<std::shared_ptr<const ModuleRow>> row =
+        mm->module->FindSharedRow(lookup_pc - mm->load_bias, policy, ctx.exact_pc);
     if (!row.ok()) {
       return attempt == 0 ? Stop(StopForError(row.status()), row.status().ToString())
                           : s;
     }
-    if (row->method != Method::kFramePointer) {
-      return ApplyStep(row->row, row->method, memory, regs, mm->load_bias);
+    if ((*row)->method != Method::kFramePointer) {
+      return ApplyStep((*row)->row, (*row)->method, memory, regs, mm->load_bias);
     }
     s = FramePointerStep(memory, regs, ctx);
     if (s.ok || s.stop == StopReason::kEndOfStack) return s;

@@ -180,6 +180,28 @@ absl::StatusOr<ApplyResult> Applier::Run() {
   }
   std::optional<RuleValue> ra_value;
   for (int r = 0; r < info_.num_regs && r < arch::kMaxRegisters; ++r) {
+    // Fast path for the rules nearly every row is made of: registers the
+    // CFI does not mention (or says keep) are copied, and callee-saved
+    // registers are read from CFA + offset. Everything else, and every
+    // error message, goes through Eval.
+    const RegisterRule& rule = row_.regs[r];
+    if (r != ra) {
+      if (rule.kind == Kind::kUnspecified || rule.kind == Kind::kSameValue) {
+        if (regs_.Valid(r)) out.caller.Set(r, regs_.Get(r));
+        continue;
+      }
+      if (rule.kind == Kind::kOffset) {
+        uint64_t addr = cfa_ + static_cast<uint64_t>(rule.value);
+        bool wrapped = rule.value >= 0 ? addr < cfa_ : addr > cfa_;
+        if (!wrapped && (addr & ~regs_.mask()) == 0) {
+          absl::StatusOr<uint64_t> saved = mem_.ReadWord(addr, info_.address_size);
+          if (saved.ok()) {
+            out.caller.Set(r, *saved);
+            continue;
+          }
+        }
+      }
+    }
     absl::StatusOr<RuleValue> v = Eval(r);
     if (!v.ok()) return v.status();
     if (v->value.has_value()) out.caller.Set(r, *v->value);
