@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "testdata/harness/tools.h"
+#include "unwinder/sframe/expr_arena.h"
 
 namespace unwindd::sframe_fixtures {
 namespace {
@@ -245,10 +246,12 @@ MethodCheck CheckFramePointerMethods(const harness::UnwindOutput& out,
             row.cfa.kind == unwinder::CfaRule::Kind::kRegOffset &&
             row.cfa.reg == 6 && row.cfa.offset == 16 &&
             row.regs[6].kind == Kind::kOffset && row.regs[6].value == -16;
-        const bool drap = row.regs[6].kind == Kind::kExpression &&
-                          row.regs[6].expr.size() == 2 &&
-                          row.regs[6].expr[0] == 0x76 &&
-                          row.regs[6].expr[1] == 0;
+        std::optional<unwinder::sframe::BregRule> saved =
+            row.regs[6].kind == Kind::kExpression
+                ? unwinder::sframe::ParseBreg(row.regs[6].expr)
+                : std::nullopt;
+        const bool drap = saved.has_value() && saved->reg == 6 &&
+                          saved->offset == 0 && !saved->deref;
         auto name = names.find(callee.pc);
         const bool cold =
             name != names.end() && absl::StrContains(name->second, ".cold");

@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "testdata/sframe/fixtures.h"
 #include "unwinder/module.h"
+#include "unwinder/sframe/expr_arena.h"
 #include "unwinder/sframe/section.h"
 
 namespace unwindd::sframe_fixtures {
@@ -28,22 +29,14 @@ std::string RegName(int reg, arch::Arch a) {
   return absl::StrFormat("r%d", reg);
 }
 
-// "reg+off", or "(reg+off)" when dereferenced, from DW_OP_breg<n> <sleb>
-// [DW_OP_deref] (the only expressions the SFrame reader makes).
+// "reg+off", or "(reg+off)" when dereferenced (the only expressions the
+// SFrame reader makes).
 std::string Breg(absl::Span<const uint8_t> e, arch::Arch a) {
-  if (e.empty() || e[0] < 0x70 || e[0] > 0x8f) return "?expr";
-  int64_t v = 0;
-  int shift = 0;
-  size_t i = 1;
-  uint8_t b = 0x80;
-  while (i < e.size() && (b & 0x80)) {
-    b = e[i++];
-    v |= int64_t{b & 0x7f} << shift;
-    shift += 7;
-  }
-  if (b & 0x40) v |= -(int64_t{1} << shift);
-  std::string s = absl::StrFormat("%s%+d", RegName(e[0] - 0x70, a), v);
-  return i < e.size() && e[i] == 0x06 ? "(" + s + ")" : s;
+  std::optional<sf::BregRule> b = sf::ParseBreg(e);
+  if (!b.has_value()) return "?expr";
+  std::string s =
+      absl::StrFormat("%s%+d", RegName(static_cast<int>(b->reg), a), b->offset);
+  return b->deref ? "(" + s + ")" : s;
 }
 
 std::string Cfa(const Row& r, arch::Arch a) {

@@ -1,5 +1,7 @@
 #include "unwinder/sframe/expr_arena.h"
 
+#include "memory/byte_reader.h"
+
 namespace unwindd::unwinder::sframe {
 namespace {
 
@@ -52,6 +54,30 @@ absl::StatusOr<absl::Span<const uint8_t>> ExprArena::Breg(uint32_t reg,
   absl::Span<const uint8_t> out = absl::MakeConstSpan(*expr);
   exprs_.emplace(key, std::move(expr));
   return out;
+}
+
+std::optional<BregRule> ParseBreg(absl::Span<const uint8_t> expr) {
+  memory::ByteReader r(expr);
+  absl::StatusOr<uint8_t> op = r.U8();
+  if (!op.ok()) return std::nullopt;
+  BregRule b;
+  if (*op >= kDwOpBreg0 && *op <= kDwOpBreg0 + 31) {
+    b.reg = *op - kDwOpBreg0;
+  } else if (*op == kDwOpBregx) {
+    absl::StatusOr<uint64_t> reg = r.ULEB128();
+    if (!reg.ok() || *reg > UINT32_MAX) return std::nullopt;
+    b.reg = static_cast<uint32_t>(*reg);
+  } else {
+    return std::nullopt;
+  }
+  absl::StatusOr<int64_t> offset = r.SLEB128();
+  if (!offset.ok()) return std::nullopt;
+  b.offset = *offset;
+  if (r.AtEnd()) return b;
+  absl::StatusOr<uint8_t> deref = r.U8();
+  if (!deref.ok() || *deref != kDwOpDeref || !r.AtEnd()) return std::nullopt;
+  b.deref = true;
+  return b;
 }
 
 }  // namespace unwindd::unwinder::sframe

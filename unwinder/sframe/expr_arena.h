@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -38,6 +39,15 @@ class ExprArena {
   absl::flat_hash_map<Key, std::unique_ptr<std::vector<uint8_t>>> exprs_
       ABSL_GUARDED_BY(mu_);
 };
+
+// What ExprArena::Breg encodes, read back from an expression (for reports
+// and tests); nullopt for any other expression.
+struct BregRule {
+  uint32_t reg = 0;
+  int64_t offset = 0;
+  bool deref = false;
+};
+std::optional<BregRule> ParseBreg(absl::Span<const uint8_t> expr);
 
 }  // namespace unwindd::unwinder::sframe
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "unwinder/sframe/expr_arena.h"
 
 namespace unwindd::unwinder::sframe {
 namespace {
@@ -18,22 +19,10 @@ std::string Offset(int64_t v) { return absl::StrFormat("%+d", v); }
 // "reg+off" for DW_OP_breg<n> <sleb>, with "(...)" around it when followed
 // by DW_OP_deref; nullopt for anything else.
 std::optional<std::string> BregText(absl::Span<const uint8_t> e, arch::Arch a) {
-  if (e.empty() || e[0] < 0x70 || e[0] > 0x8f) return std::nullopt;
-  int64_t v = 0;
-  size_t i = 1;
-  int shift = 0;
-  uint8_t byte = 0x80;
-  while (i < e.size() && (byte & 0x80) && shift < 63) {
-    byte = e[i++];
-    v |= static_cast<int64_t>(byte & 0x7f) << shift;
-    shift += 7;
-  }
-  if (byte & 0x80) return std::nullopt;
-  if (shift < 64 && (byte & 0x40)) v |= -(int64_t{1} << shift);
-  std::string text = Reg(a, e[0] - 0x70) + Offset(v);
-  if (i == e.size()) return text;
-  if (i + 1 == e.size() && e[i] == 0x06) return "(" + text + ")";
-  return std::nullopt;
+  std::optional<BregRule> b = ParseBreg(e);
+  if (!b.has_value()) return std::nullopt;
+  std::string text = Reg(a, static_cast<int>(b->reg)) + Offset(b->offset);
+  return b->deref ? "(" + text + ")" : text;
 }
 
 std::string ExprText(absl::Span<const uint8_t> e, arch::Arch a) {
