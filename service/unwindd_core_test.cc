@@ -129,6 +129,36 @@ TEST_F(CoreTest, StreamedCoreUnwindsLikeTheLiveProcess) {
   EXPECT_EQ(got.core().file(), "");
 }
 
+std::string Cli(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {testing::ServiceBinary("unwind")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  absl::StatusOr<harness::ToolOutput> out = harness::RunTool(argv, absl::Seconds(60));
+  EXPECT_TRUE(out.ok()) << out.status();
+  if (!out.ok()) return "";
+  EXPECT_EQ(out->exit_code, 0) << out->stderr_text;
+  return out->stdout_text;
+}
+
+// `unwind --server core` prints what `unwind core` prints: over the Unix
+// socket the server opens the core by path, over TCP it is streamed.
+TEST_F(CoreTest, CliServerFlagPrintsWhatUnwindCorePrints) {
+  std::string local_json = Cli({"core", core_, "--format=json"});
+  std::string local_text = Cli({"core", core_});
+  ASSERT_NE(local_json.find("\"core\""), std::string::npos) << local_json;
+  std::string unix_server = absl::StrCat("--server=", server_->address());
+  EXPECT_EQ(Cli({unix_server, "core", core_, "--format=json"}), local_json);
+  EXPECT_EQ(Cli({"core", core_, unix_server}), local_text);
+  EXPECT_EQ(Cli({"core", core_, "--sources=eh_frame", unix_server, "--format=json"}),
+            Cli({"core", core_, "--sources=eh_frame", "--format=json"}));
+
+  TempDir tcp_dir;
+  absl::StatusOr<std::unique_ptr<ServerProcess>> tcp = ServerProcess::Start(
+      tcp_dir.path(), {"--listen=tcp:127.0.0.1:0", "--allow-tcp-unwind-any"});
+  ASSERT_TRUE(tcp.ok()) << tcp.status();
+  std::string tcp_server = absl::StrCat("--server=tcp:127.0.0.1:", (*tcp)->TcpPort());
+  EXPECT_EQ(Cli({tcp_server, "core", core_, "--format=json"}), local_json);
+}
+
 TEST_F(CoreTest, StreamLimitsAndMalformedStreams) {
   v1::UnwindResponse got;
   v1::UnwindCoreRequest too_big;

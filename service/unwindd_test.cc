@@ -159,6 +159,8 @@ TEST_F(UnwinddTest, CliServerFlagPrintsWhatTheInProcessCliPrints) {
   EXPECT_EQ(Cli({"pid", pid, server}), Cli({"pid", pid}));
   EXPECT_EQ(Cli({"pid", pid, "--max-frames=3", server, "--format=json"}),
             Cli({"pid", pid, "--max-frames=3", "--format=json"}));
+  EXPECT_EQ(Cli({"pid", pid, "--sources=fp,eh_frame", server, "--format=json"}),
+            Cli({"pid", pid, "--sources=fp,eh_frame", "--format=json"}));
 }
 
 TEST_F(UnwinddTest, ErrorsHaveCanonicalCodes) {
