@@ -281,4 +281,16 @@ std::string CoreTarget::RecordedBuildId(const Mapping& m) const {
   return it == recorded_build_ids_.end() ? "" : it->second;
 }
 
+absl::string_view CoreFileStateName(CoreFileStatus::State state) {
+  switch (state) {
+    case CoreFileStatus::State::kFound:
+      return "found";
+    case CoreFileStatus::State::kMissing:
+      return "missing";
+    case CoreFileStatus::State::kMismatch:
+      return "mismatch";
+  }
+  return "unknown";
+}
+
 }  // namespace unwindd::proc

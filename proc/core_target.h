@@ -26,6 +26,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "memory/decompress.h"
 #include "memory/file_region_memory.h"
 #include "proc/core_file.h"
@@ -52,6 +53,9 @@ struct CoreFileStatus {
   State state = State::kMissing;
   std::vector<std::string> tried;  // candidates, in order
 };
+
+// "found", "missing", "mismatch": the names the CLI's JSON and the API use.
+absl::string_view CoreFileStateName(CoreFileStatus::State state);
 
 struct CoreReport {
   std::string core_path;

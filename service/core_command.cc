@@ -16,18 +16,6 @@ void PrintErr(absl::string_view prefix, absl::string_view msg) {
                prefix.data(), static_cast<int>(msg.size()), msg.data());
 }
 
-absl::string_view StateName(proc::CoreFileStatus::State s) {
-  switch (s) {
-    case proc::CoreFileStatus::State::kFound:
-      return "found";
-    case proc::CoreFileStatus::State::kMissing:
-      return "missing";
-    case proc::CoreFileStatus::State::kMismatch:
-      return "mismatch";
-  }
-  return "unknown";
-}
-
 }  // namespace
 
 CoreSummary SummarizeCore(const proc::CoreReport& report) {
@@ -37,7 +25,7 @@ CoreSummary SummarizeCore(const proc::CoreReport& report) {
   s.executable = report.executable;
   s.modules_from = std::string(proc::ModuleSourceName(report.modules_from));
   for (const proc::CoreFileStatus& f : report.files) {
-    s.files.push_back({f.recorded, std::string(StateName(f.state)), f.file,
+    s.files.push_back({f.recorded, std::string(proc::CoreFileStateName(f.state)), f.file,
                        f.core_build_id, f.file_build_id});
   }
   s.warnings = report.warnings;

@@ -15,18 +15,6 @@
 namespace unwindd::service {
 namespace {
 
-absl::string_view StateName(proc::CoreFileStatus::State s) {
-  switch (s) {
-    case proc::CoreFileStatus::State::kFound:
-      return "found";
-    case proc::CoreFileStatus::State::kMissing:
-      return "missing";
-    case proc::CoreFileStatus::State::kMismatch:
-      return "mismatch";
-  }
-  return "unknown";
-}
-
 // The core's report as the CLI prints it; `name` replaces the path we
 // opened it by (/proc/self/fd/N).
 CoreSummary Summarize(const proc::CoreReport& r, const std::string& name) {
@@ -36,7 +24,7 @@ CoreSummary Summarize(const proc::CoreReport& r, const std::string& name) {
   s.executable = r.executable;
   s.modules_from = std::string(proc::ModuleSourceName(r.modules_from));
   for (const proc::CoreFileStatus& f : r.files) {
-    s.files.push_back({f.recorded, std::string(StateName(f.state)), f.file,
+    s.files.push_back({f.recorded, std::string(proc::CoreFileStateName(f.state)), f.file,
                        f.core_build_id, f.file_build_id});
   }
   s.warnings = r.warnings;
