@@ -127,6 +127,11 @@ class LiveTarget final : public Target {
   // If an interrupt is outstanding, blocks until `tid` reports its
   // ptrace-stop or its exit.
   void WaitForStop(pid_t tid, ThreadState& ts);
+  // The same for the group leader, without blocking in waitpid: the kernel
+  // reports a traced leader's exit only once every other thread of the
+  // group has been reaped, so a blocking wait on a process killed under us
+  // would never return.
+  void WaitForLeaderStop(ThreadState& ts);
   // Non-blocking: collects an exit (or a new stop) of `tid`.
   void Poll(pid_t tid, ThreadState& ts);
   void Detach(pid_t tid, ThreadState& ts);
@@ -278,6 +283,10 @@ absl::Status LiveTarget::SeizeThread(pid_t tid) {
 }
 
 void LiveTarget::WaitForStop(pid_t tid, ThreadState& ts) {
+  if (tid == pid_) {
+    WaitForLeaderStop(ts);
+    return;
+  }
   while (ts.interrupted && !ts.gone) {
     int status = 0;
     pid_t r = waitpid(tid, &status, __WALL);
@@ -295,6 +304,21 @@ void LiveTarget::WaitForStop(pid_t tid, ThreadState& ts) {
       ts.stopped = true;
       ts.interrupted = false;
     }
+  }
+}
+
+void LiveTarget::WaitForLeaderStop(ThreadState& ts) {
+  for (int i = 0; ts.interrupted && !ts.gone; ++i) {
+    Poll(pid_, ts);
+    if (!ts.interrupted || ts.gone) return;
+    if (ThreadExited(pid_, pid_)) {
+      // Dead (SIGKILL also ends threads whose stops we already collected):
+      // collect the others' exits, after which the leader's is reported.
+      for (auto& [tid, other] : threads_) {
+        if (tid != pid_ && !other.reaped) Poll(tid, other);
+      }
+    }
+    usleep(i < 100 ? 10 : 1000);
   }
 }
 
