@@ -104,15 +104,7 @@ TEST_P(I386CoreTest, SamePcsAsEuStackAndGdb) {
   Comparison vs_eu =
       CompareThreadFrames("unwind", pcs_for_eu, "eu-stack", *eu, &names);
   Comparison vs_gdb = CompareThreadFrames("unwind", pcs, "gdb", *gdb, &names);
-  int matched = 0;
-  for (const auto& [tid, frames] : pcs) {
-    auto e = eu->find(tid);
-    auto g = gdb->find(tid);
-    if (e != eu->end() && g != gdb->end() &&
-        e->second == pcs_for_eu.at(tid) && g->second == frames) {
-      ++matched;
-    }
-  }
+  const int matched = CountMatchedBoth(pcs, pcs_for_eu, *eu, *gdb);
   total_threads += vs_gdb.threads;
   total_matched += matched;
   EXPECT_TRUE(vs_eu.ok()) << variant << ": unwind differs from eu-stack\n"

@@ -65,15 +65,7 @@ TEST_P(UnwindMatchesToolsTest, SamePcsAsEuStackAndGdb) {
       CompareThreadFrames("unwind", pcs_for_eu, "eu-stack", *eu, &names);
   Comparison vs_gdb = CompareThreadFrames("unwind", pcs, "gdb", *gdb, &names);
   // A thread counts as matched only if it matches both references.
-  int matched = 0;
-  for (const auto& [tid, frames] : pcs) {
-    auto e = eu->find(tid);
-    auto g = gdb->find(tid);
-    if (e != eu->end() && g != gdb->end() &&
-        e->second == pcs_for_eu.at(tid) && g->second == frames) {
-      ++matched;
-    }
-  }
+  const int matched = CountMatchedBoth(pcs, pcs_for_eu, *eu, *gdb);
   total_threads += vs_eu.threads;
   total_matched += matched;
 

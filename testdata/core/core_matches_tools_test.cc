@@ -170,15 +170,7 @@ TEST_P(CoreMatchesToolsTest, GcoreAndKernelCoresMatchEuStackAndGdb) {
         CompareThreadFrames("unwind", pcs_for_eu, "eu-stack", *eu, &names);
     Comparison vs_gdb =
         CompareThreadFrames("unwind", pcs, "gdb", (*gdb)[i], &names);
-    int matched = 0;
-    for (const auto& [tid, frames] : pcs) {
-      auto e = eu->find(tid);
-      auto g = (*gdb)[i].find(tid);
-      if (e != eu->end() && g != (*gdb)[i].end() &&
-          e->second == pcs_for_eu.at(tid) && g->second == frames) {
-        ++matched;
-      }
-    }
+    const int matched = CountMatchedBoth(pcs, pcs_for_eu, *eu, (*gdb)[i]);
     Totals& totals = kind == "gcore" ? gcore_totals : kernel_totals;
     totals.threads += vs_eu.threads;
     totals.matched += matched;

@@ -290,4 +290,19 @@ Comparison CompareThreadFrames(absl::string_view left_name,
   return result;
 }
 
+int CountMatchedBoth(const ThreadFrames& ours, const ThreadFrames& ours_for_eu,
+                     const ThreadFrames& eu_stack, const ThreadFrames& gdb) {
+  int matched = 0;
+  for (const auto& [tid, frames] : ours) {
+    auto e = eu_stack.find(tid);
+    auto g = gdb.find(tid);
+    auto f = ours_for_eu.find(tid);
+    if (e != eu_stack.end() && g != gdb.end() && f != ours_for_eu.end() &&
+        e->second == f->second && g->second == frames) {
+      ++matched;
+    }
+  }
+  return matched;
+}
+
 }  // namespace unwindd::harness

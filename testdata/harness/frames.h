@@ -115,6 +115,12 @@ Comparison CompareThreadFrames(absl::string_view left_name,
                                const ThreadFrames& right,
                                const SymbolNames* names = nullptr);
 
+// Threads of `ours` that equal both references: eu-stack's frames against
+// `ours_for_eu` (ours after ApplyI386EuStackRule, or `ours` itself) and
+// gdb's against `ours`. What the end-to-end tests report as "matched".
+int CountMatchedBoth(const ThreadFrames& ours, const ThreadFrames& ours_for_eu,
+                     const ThreadFrames& eu_stack, const ThreadFrames& gdb);
+
 }  // namespace unwindd::harness
 
 #endif  // UNWINDD_TESTDATA_HARNESS_FRAMES_H_
