@@ -39,6 +39,16 @@ class Memory {
   absl::StatusOr<uint64_t> ReadU64(uint64_t addr);
   // A pointer-sized word: 4 or 8 bytes, zero-extended.
   absl::StatusOr<uint64_t> ReadWord(uint64_t addr, int size);
+
+  // Target bytes this memory already holds as one flat copy, starting at or
+  // before `addr` and covering it (a snapshot's stack copy), so that a reader
+  // can use them in place instead of a virtual Read per word. Empty if there
+  // is none. The span stays valid and unchanged while this Memory lives.
+  struct HeldBytes {
+    uint64_t start = 0;  // target address of bytes[0]
+    absl::Span<const uint8_t> bytes;
+  };
+  virtual HeldBytes HeldBytesAt(uint64_t addr) { return {}; }
 };
 
 }  // namespace unwindd::memory

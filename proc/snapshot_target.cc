@@ -68,6 +68,14 @@ class SnapshotMemory final : public memory::Memory {
     return 0;
   }
 
+  HeldBytes HeldBytesAt(uint64_t addr) override {
+    if (addr < snapshot_.stack_address ||
+        addr - snapshot_.stack_address >= snapshot_.stack.size()) {
+      return {};
+    }
+    return {snapshot_.stack_address, absl::MakeConstSpan(snapshot_.stack)};
+  }
+
  private:
   const SnapshotMapping* Find(uint64_t addr) const {
     // Sorted by start and non-overlapping (checked by CreateSnapshotTarget).

@@ -16,6 +16,8 @@ class CountingMemory final : public memory::Memory {
     if (counter_ != nullptr) counter_->fetch_add(n, std::memory_order_relaxed);
     return n;
   }
+  // A snapshot's stack copy is not read from the process: not counted.
+  HeldBytes HeldBytesAt(uint64_t addr) override { return inner_.HeldBytesAt(addr); }
 
  private:
   memory::Memory& inner_;

@@ -225,10 +225,15 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
 
 ProcessStacks UnwindTarget(proc::Target& target, ModuleCache& cache,
                            const UnwindOptions& options) {
+  AddressSpace space(target, cache);
+  return UnwindTarget(target, space, options);
+}
+
+ProcessStacks UnwindTarget(proc::Target& target, AddressSpace& space,
+                           const UnwindOptions& options) {
   ProcessStacks out;
   out.pid = target.pid();
   out.arch = target.arch();
-  AddressSpace space(target, cache);
   // Module indexes in the output are dense over the modules frames use.
   absl::flat_hash_map<int, int> remap;
   for (pid_t tid : target.Threads()) {

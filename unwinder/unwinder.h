@@ -96,6 +96,12 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
 // Unwinds every thread of `target`.
 ProcessStacks UnwindTarget(proc::Target& target, ModuleCache& cache,
                            const UnwindOptions& options);
+// The same with an address space that outlives the call, so that its opened
+// modules and per-PC step cache serve the next call too (a stream of
+// samples of one process). `space` must have been built over `target`, or
+// over a target with the same mappings and files.
+ProcessStacks UnwindTarget(proc::Target& target, AddressSpace& space,
+                           const UnwindOptions& options);
 
 }  // namespace unwindd::unwinder
 
