@@ -17,6 +17,7 @@
 #include "proc/target.h"
 #include "unwinder/module.h"
 #include "unwinder/module_cache.h"
+#include "unwinder/step_cache.h"
 
 namespace unwindd::unwinder {
 
@@ -56,6 +57,9 @@ class AddressSpace {
     return m == nullptr ? -1 : static_cast<int>(m - modules_.data());
   }
   const std::vector<MappedModule>& modules() const { return modules_; }
+  MappedModule& module(int index) { return modules_[index]; }
+  // The step loop's per-PC memo for this address space (step_cache.h).
+  StepCache& step_cache() { return step_cache_; }
   // Every mapping of the target (stack bounds for frame-pointer unwinding).
   const std::vector<proc::Mapping>& mappings() const {
     return target_.mappings();
@@ -73,6 +77,7 @@ class AddressSpace {
   proc::Target& target_;
   ModuleCache& cache_;
   std::vector<MappedModule> modules_;  // sorted by start
+  StepCache step_cache_;
   uint64_t code_address_mask_ = 0;
 };
 

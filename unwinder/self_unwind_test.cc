@@ -91,6 +91,48 @@ TEST(SelfUnwindTest, MatchesBacktrace) {
   }
 }
 
+std::vector<uint64_t> Pcs(const ThreadStack& t) {
+  std::vector<uint64_t> pcs;
+  for (const Frame& f : t.frames) pcs.push_back(f.pc);
+  return pcs;
+}
+
+// The same address space again: the step cache answers the second time and
+// must give the same frames; a memory error on a warm path is still one.
+TEST(SelfUnwindTest, WarmStepCacheGivesTheSameFrames) {
+  ThreadStack cold, warm, other_policy, broken;
+  size_t cache_bytes = 0;
+  Captured c;
+  c.unwind = [&](const arch::RegisterSet& regs) {
+    testing::SelfTarget target(regs);
+    ModuleCache cache;
+    AddressSpace space(target, cache);
+    cold = UnwindRegisters(space, target.memory(), regs, UnwindOptions{});
+    cache_bytes = space.step_cache().bytes();
+    warm = UnwindRegisters(space, target.memory(), regs, UnwindOptions{});
+    UnwindOptions eh_only;
+    eh_only.sources = *SourcePolicy::Parse("eh_frame");
+    other_policy = UnwindRegisters(space, target.memory(), regs, eh_only);
+    arch::RegisterSet bad = regs;
+    bad.set_sp(0x1000);
+    bad.Set(6, 0x1000);
+    broken = UnwindRegisters(space, target.memory(), bad, UnwindOptions{});
+  };
+  WithAlloca(64, &c);
+  EXPECT_GT(cache_bytes, 0u);
+  ASSERT_GE(cold.frames.size(), 15u);
+  EXPECT_EQ(Pcs(warm), Pcs(cold));
+  EXPECT_EQ(warm.stop, cold.stop);
+  EXPECT_EQ(Pcs(other_policy), Pcs(cold));
+  for (size_t i = 0; i < cold.frames.size(); ++i) {
+    EXPECT_EQ(warm.frames[i].sp, cold.frames[i].sp) << i;
+    EXPECT_EQ(warm.frames[i].method, cold.frames[i].method) << i;
+    EXPECT_EQ(warm.frames[i].module, cold.frames[i].module) << i;
+    EXPECT_EQ(warm.frames[i].rel_pc, cold.frames[i].rel_pc) << i;
+  }
+  EXPECT_EQ(broken.stop, StopReason::kMemoryError) << broken.stop_detail;
+}
+
 TEST(SelfUnwindTest, MaxFrames) {
   UnwindOptions options;
   options.max_frames = 5;

@@ -7,11 +7,16 @@
 #include "absl/strings/str_format.h"
 #include "arch/pac.h"
 #include "arch/signal_frame.h"
+#include "memory/stack_window.h"
 #include "unwinder/cfi/apply.h"
+#include "unwinder/cfi/compact_row.h"
 #include "unwinder/fp/frame_pointer.h"
 
 namespace unwindd::unwinder {
 namespace {
+
+// Frames reserved up front: most stacks fit, deeper ones grow the vector.
+constexpr int kFramesReserved = 64;
 
 // One step's outcome: the caller's registers and how they were found, or
 // the reason there is no caller.
@@ -80,6 +85,10 @@ struct StepContext {
   const SourcePolicy& policy;
   bool exact_pc;  // pc is where the thread is, not a return address
   const std::vector<proc::Mapping>& mappings;
+  // Where a step whose row is compact is remembered (step_cache.h).
+  StepCache& cache;
+  uint16_t policy_code;
+  int module_index;
 };
 
 Step ApplyStep(const Row& row, Method method, memory::Memory& memory,
@@ -143,6 +152,15 @@ Step StepOnce(MappedModule* mm, uint64_t lookup_pc, memory::Memory& memory,
                           : s;
     }
     if ((*row)->method != Method::kFramePointer) {
+      // Not a trampoline (checked above, on code that cannot change) and
+      // the first source's row: the next time this PC comes up, the cache
+      // answers.
+      if (attempt == 0) {
+        if (std::optional<CompactRow> c = CompactRow::From((*row)->row, regs.info())) {
+          ctx.cache.Put(lookup_pc, ctx.exact_pc, ctx.policy_code, ctx.module_index,
+                        (*row)->method, *c);
+        }
+      }
       return ApplyStep((*row)->row, (*row)->method, memory, regs, mm->load_bias);
     }
     s = FramePointerStep(memory, regs, ctx);
@@ -163,16 +181,30 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
                             const arch::RegisterSet& initial,
                             const UnwindOptions& options) {
   ThreadStack out;
-  int max_frames = std::clamp(options.max_frames, 1, kMaxMaxFrames);
+  const int max_frames = std::clamp(options.max_frames, 1, kMaxMaxFrames);
+  out.frames.reserve(std::min(max_frames, kFramesReserved));
+  const arch::ArchInfo& info = initial.info();
+  // The thread's stack, read in bulk (or used in place: a snapshot's copy).
+  const fp::StackBounds bounds = fp::StackBoundsFor(space.mappings(), initial.sp());
+  memory::StackWindow stack(memory, initial.sp(), bounds.known ? bounds.lo : 0,
+                            bounds.known ? bounds.hi : 0);
+  auto read_word = [&stack, size = info.address_size](uint64_t addr, uint64_t* v) {
+    return stack.ReadWordFast(addr, size, v);
+  };
+  StepCache& cache = space.step_cache();
+  const uint16_t policy_code = options.sources.Code();
+
   arch::RegisterSet regs = initial;
   // Frame 0's PC is exact: it is where the thread is, not a return address.
   bool exact_pc = true;
   Method method = Method::kInitial;
   while (true) {
-    uint64_t pc = regs.pc();
-    uint64_t lookup_pc = exact_pc || pc == 0 ? pc : pc - 1;
-    MappedModule* mm = space.Find(lookup_pc);
-    Frame frame{pc, regs.sp(), method, space.IndexOf(mm), 0};
+    const uint64_t pc = regs.pc();
+    const uint64_t sp = regs.sp();
+    const uint64_t lookup_pc = exact_pc || pc == 0 ? pc : pc - 1;
+    const StepCache::Entry* hit = cache.Find(lookup_pc, exact_pc, policy_code);
+    MappedModule* mm = hit != nullptr ? &space.module(hit->module) : space.Find(lookup_pc);
+    Frame frame{pc, sp, method, space.IndexOf(mm), 0};
     if (mm != nullptr && mm->bias_known) frame.rel_pc = pc - mm->load_bias;
     out.frames.push_back(frame);
 
@@ -185,22 +217,36 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
       out.stop = StopReason::kMaxFrames;
       return out;
     }
-    Step step = StepOnce(mm, lookup_pc, memory, regs,
-                         StepContext{options.sources, exact_pc, space.mappings()});
-    if (!step.ok) {
-      out.stop = step.stop;
-      out.stop_detail = std::move(step.detail);
-      return out;
+    bool signal_frame = false;
+    // The warm path: the cached compact row, applied in place. If it cannot
+    // be applied (a read fails), the general path below says why.
+    if (hit != nullptr && hit->row.ApplyInPlace(regs, info, read_word)) {
+      method = hit->method;
+    } else {
+      Step step = StepOnce(mm, lookup_pc, stack, regs,
+                           StepContext{options.sources, exact_pc, space.mappings(),
+                                       cache, policy_code, space.IndexOf(mm)});
+      if (!step.ok) {
+        out.stop = step.stop;
+        out.stop_detail = std::move(step.detail);
+        return out;
+      }
+      regs = step.caller;
+      signal_frame = step.signal_frame;
+      method = step.method;
     }
-    arch::RegisterSet& caller = step.caller;
     // aarch64: a return address saved after paciasp carries a PAC (Row::
     // ra_signed); strip every recovered PC, as gdb does, so no signed
     // address reaches the output or the next lookup.
-    if (caller.Valid(caller.info().pc)) {
-      caller.set_pc(arch::StripCodeAddress(caller.arch(), caller.pc(),
-                                           space.code_address_mask()));
+    if (!regs.Valid(info.pc)) {
+      out.stop = StopReason::kEndOfStack;
+      return out;
     }
-    if (!caller.Valid(caller.info().pc) || caller.pc() == 0) {
+    if (space.code_address_mask() != 0) {
+      regs.set_pc(arch::StripCodeAddress(regs.arch(), regs.pc(),
+                                         space.code_address_mask()));
+    }
+    if (regs.pc() == 0) {
       // A zero return address ends the chain (what glibc's thread start
       // routines leave behind, and where eu-stack and gdb stop too).
       out.stop = StopReason::kEndOfStack;
@@ -209,17 +255,15 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
     // Each step must make progress up the stack. Signal frames may move to
     // another stack (sigaltstack), so only a repeat of the same frame counts
     // against them.
-    bool same_frame = caller.pc() == regs.pc() && caller.sp() == regs.sp();
-    bool went_down = !step.signal_frame && caller.sp() < regs.sp();
+    const bool same_frame = regs.pc() == pc && regs.sp() == sp;
+    const bool went_down = !signal_frame && regs.sp() < sp;
     if (same_frame || went_down) {
       out.stop = StopReason::kLoop;
-      out.stop_detail = absl::StrFormat("caller sp 0x%x after sp 0x%x",
-                                        caller.sp(), regs.sp());
+      out.stop_detail =
+          absl::StrFormat("caller sp 0x%x after sp 0x%x", regs.sp(), sp);
       return out;
     }
-    regs = caller;
-    exact_pc = step.signal_frame;
-    method = step.method;
+    exact_pc = signal_frame;
   }
 }
 

@@ -1,0 +1,79 @@
+// One thread's stack, read in bulk for one unwind: the step loop reads a
+// return address and a few saved registers per frame, all from the stack
+// just above sp, so one process_vm_readv of [sp, sp + a few pages) replaces
+// a syscall per word, and frames further up grow the window by doubling
+// (a 300-frame stack costs a handful of reads). Reads the window does not
+// cover go to the memory beneath.
+//
+//   StackWindow stack(process_memory, sp, stack_lo, stack_hi);
+//   uint64_t ra;
+//   if (stack.ReadWordFast(cfa - 8, 8, &ra)) ...   // inline, no virtual call
+//   ApplyRow(row, regs, stack, bias);              // it is a Memory too
+//
+// If the memory beneath already holds the stack as one flat copy (a
+// snapshot: Memory::HeldBytesAt), the window is that copy, used in place.
+// Addresses are the target's. Valid while the target does not run (a
+// stopped thread, a core, a snapshot); one unwind at a time.
+#ifndef UNWINDD_MEMORY_STACK_WINDOW_H_
+#define UNWINDD_MEMORY_STACK_WINDOW_H_
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+
+#include "absl/types/span.h"
+#include "memory/memory.h"
+
+namespace unwindd::memory {
+
+class StackWindow final : public Memory {
+ public:
+  // The largest copy kept (bigger stacks read the rest word by word).
+  static constexpr uint64_t kMaxBytes = uint64_t{16} << 20;
+
+  // `sp` is the thread's stack pointer; [lo, hi) the mapping holding it
+  // (hi == 0: unknown, then nothing is read ahead).
+  StackWindow(Memory& inner, uint64_t sp, uint64_t lo, uint64_t hi);
+
+  // A word of `size` (4 or 8) bytes, little-endian, zero-extended; false if
+  // unreadable.
+  bool ReadWordFast(uint64_t addr, int size, uint64_t* out) {
+    const uint64_t off = addr - start_;
+    if (off < size_ && size_ - off >= static_cast<uint64_t>(size)) {
+      if (size == 8) {
+        std::memcpy(out, data_ + off, 8);
+      } else {
+        uint32_t v;
+        std::memcpy(&v, data_ + off, 4);
+        *out = v;
+      }
+      return true;
+    }
+    return ReadWordSlow(addr, size, out);
+  }
+
+  size_t Read(uint64_t addr, absl::Span<uint8_t> dst) override;
+  HeldBytes HeldBytesAt(uint64_t addr) override;
+
+  // Bytes copied out of the memory beneath (0 for a held copy).
+  uint64_t bytes_copied() const { return copied_; }
+
+ private:
+  bool ReadWordSlow(uint64_t addr, int size, uint64_t* out);
+  // Extends the copy upward so that it covers `addr` (best effort).
+  void Grow(uint64_t addr);
+
+  Memory& inner_;
+  const uint64_t hi_;
+  std::unique_ptr<uint8_t[]> owned_;
+  uint64_t capacity_ = 0;
+  const uint8_t* data_ = nullptr;
+  uint64_t start_ = 0;  // target address of data_[0]
+  uint64_t size_ = 0;   // bytes valid in data_
+  bool growable_ = false;
+  uint64_t copied_ = 0;
+};
+
+}  // namespace unwindd::memory
+
+#endif  // UNWINDD_MEMORY_STACK_WINDOW_H_

@@ -1,0 +1,138 @@
+// StackWindow: bulk reads of the stack above sp, growth by doubling, the
+// guard page, reads below and beyond the window, and a held copy used in
+// place.
+#include "memory/stack_window.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "memory/memory.h"
+#include "memory/testing/map_memory.h"
+
+namespace unwindd::memory {
+namespace {
+
+// Counts the reads that reach it, and how many bytes they asked for.
+class CountingMemory final : public Memory {
+ public:
+  explicit CountingMemory(Memory& inner) : inner_(inner) {}
+  size_t Read(uint64_t addr, absl::Span<uint8_t> dst) override {
+    ++reads;
+    return inner_.Read(addr, dst);
+  }
+  int reads = 0;
+
+ private:
+  Memory& inner_;
+};
+
+constexpr uint64_t kLo = 0x100000;
+constexpr uint64_t kHi = 0x140000;  // a 256 KiB stack mapping
+
+// Every word of [lo, hi) holds its own address.
+testing::MapMemory StackOfAddresses(uint64_t lo, uint64_t hi) {
+  testing::MapMemory m;
+  for (uint64_t a = lo; a < hi; a += 8) m.PutLe(a, a, 8);
+  return m;
+}
+
+TEST(StackWindowTest, ReadsTheStackInFewBulkReads) {
+  testing::MapMemory stack = StackOfAddresses(kLo, kHi);
+  CountingMemory counting(stack);
+  const uint64_t sp = kLo + 0x100;
+  StackWindow w(counting, sp, kLo, kHi);
+  EXPECT_EQ(counting.reads, 1);
+  // Walk every word up to the top: the window doubles, so a 256 KiB walk
+  // costs a handful of reads, not one per word or per page.
+  for (uint64_t a = sp; a < kHi; a += 8) {
+    uint64_t v = 0;
+    ASSERT_TRUE(w.ReadWordFast(a, 8, &v)) << std::hex << a;
+    ASSERT_EQ(v, a);
+  }
+  EXPECT_LE(counting.reads, 8);
+  EXPECT_EQ(w.bytes_copied(), kHi - sp);
+}
+
+TEST(StackWindowTest, ReadsOutsideTheWindowGoToTheMemoryBeneath) {
+  testing::MapMemory m = StackOfAddresses(kLo, kHi);
+  m.PutLe(0x5000, 0x1234, 4);  // somewhere else entirely
+  StackWindow w(m, kLo + 0x800, kLo, kHi);
+  uint64_t v = 0;
+  ASSERT_TRUE(w.ReadWordFast(kLo + 0x10, 8, &v));  // below sp (red zone)
+  EXPECT_EQ(v, kLo + 0x10);
+  ASSERT_TRUE(w.ReadWordFast(0x5000, 4, &v));
+  EXPECT_EQ(v, 0x1234u);
+  EXPECT_FALSE(w.ReadWordFast(0x9000, 8, &v));
+  EXPECT_FALSE(w.ReadWordFast(kHi, 8, &v));  // past the mapping
+  // A Read straddling sp: bytes below from beneath, then the window's.
+  std::vector<uint8_t> buf(16);
+  EXPECT_EQ(w.ReadFully(kLo + 0x7f8, absl::MakeSpan(buf)).ok(), true);
+  EXPECT_EQ(buf[0], 0xf8);
+  EXPECT_EQ(buf[8], 0x00);
+  EXPECT_EQ(buf[9], 0x08);
+}
+
+TEST(StackWindowTest, StopsAtAnUnreadablePage) {
+  // Only the first 12 KiB of the mapping is readable.
+  testing::MapMemory m = StackOfAddresses(kLo, kLo + 0x3000);
+  StackWindow w(m, kLo, kLo, kHi);
+  uint64_t v = 0;
+  EXPECT_TRUE(w.ReadWordFast(kLo + 0x2ff8, 8, &v));
+  EXPECT_FALSE(w.ReadWordFast(kLo + 0x3000, 8, &v));
+  EXPECT_FALSE(w.ReadWordFast(kLo + 0x3ff8, 8, &v));
+  EXPECT_EQ(w.bytes_copied(), 0x3000u);
+  // A word half in the readable part is unreadable as a whole.
+  EXPECT_FALSE(w.ReadWordFast(kLo + 0x2ffc, 8, &v));
+}
+
+TEST(StackWindowTest, WithoutBoundsNothingIsReadAhead) {
+  testing::MapMemory stack = StackOfAddresses(kLo, kHi);
+  CountingMemory counting(stack);
+  StackWindow w(counting, kLo + 0x100, 0, 0);
+  EXPECT_EQ(counting.reads, 0);
+  uint64_t v = 0;
+  ASSERT_TRUE(w.ReadWordFast(kLo + 0x108, 8, &v));
+  EXPECT_EQ(v, kLo + 0x108);
+  EXPECT_EQ(w.bytes_copied(), 0u);
+}
+
+// A memory that already holds the stack as one copy (a snapshot).
+class HeldMemory final : public Memory {
+ public:
+  HeldMemory(uint64_t start, std::vector<uint8_t> bytes)
+      : start_(start), bytes_(std::move(bytes)) {}
+  size_t Read(uint64_t addr, absl::Span<uint8_t> dst) override {
+    ++reads;
+    if (addr < start_ || addr - start_ >= bytes_.size()) return 0;
+    size_t n = std::min<uint64_t>(dst.size(), bytes_.size() - (addr - start_));
+    std::copy_n(bytes_.begin() + (addr - start_), n, dst.begin());
+    return n;
+  }
+  HeldBytes HeldBytesAt(uint64_t addr) override {
+    if (addr < start_ || addr - start_ >= bytes_.size()) return {};
+    return {start_, absl::MakeConstSpan(bytes_)};
+  }
+  int reads = 0;
+
+ private:
+  uint64_t start_;
+  std::vector<uint8_t> bytes_;
+};
+
+TEST(StackWindowTest, UsesAHeldCopyInPlace) {
+  std::vector<uint8_t> bytes(64);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i);
+  HeldMemory held(0x7000, bytes);
+  StackWindow w(held, 0x7010, 0x6000, 0x8000);
+  uint64_t v = 0;
+  ASSERT_TRUE(w.ReadWordFast(0x7038, 8, &v));
+  EXPECT_EQ(v, 0x3f3e3d3c3b3a3938u);
+  EXPECT_EQ(held.reads, 0);
+  EXPECT_EQ(w.bytes_copied(), 0u);
+  EXPECT_FALSE(w.ReadWordFast(0x703c, 8, &v));  // runs off the copy
+  EXPECT_EQ(w.HeldBytesAt(0x7020).start, 0x7000u);
+}
+
+}  // namespace
+}  // namespace unwindd::memory

@@ -1,0 +1,95 @@
+// The common case of a Row in a few bytes, applied in place: the CFA is a
+// register plus an offset, the return address and the callee-saved
+// registers are read from CFA + offset, the caller's SP is the CFA, and every
+// other register keeps its value. Nearly every row of compiled code
+// (.eh_frame, .debug_frame, SFrame) is of this form; the step cache keeps it
+// per PC, so a warm step is a table lookup, a few additions and the reads.
+//
+//   std::optional<CompactRow> c = CompactRow::From(row, arch_info);
+//   if (c && c->ApplyInPlace(regs, stack)) -> regs are the caller's
+//   else -> ApplyRow(row, ...) for the general case and its error message
+//
+// Offsets are from the CFA, in the target's address space. ApplyInPlace
+// gives the same registers as ApplyRow (apply.h) for every row From accepts.
+#ifndef UNWINDD_UNWINDER_CFI_COMPACT_ROW_H_
+#define UNWINDD_UNWINDER_CFI_COMPACT_ROW_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "arch/arch.h"
+#include "arch/register_set.h"
+#include "unwinder/cfi/row.h"
+
+namespace unwindd::unwinder {
+
+class CompactRow {
+ public:
+  // aarch64 saves up to x19..x29 besides the return address; x86_64 six.
+  static constexpr int kMaxSaved = 12;
+
+  // nullopt for rows this form cannot express: a CFA expression, a saved
+  // register rule other than "at CFA + offset" (register, value, expression,
+  // undefined — including an undefined RA, the outermost frame), a rule for
+  // SP, a signal frame, offsets beyond int16 (saved) / int32 (CFA), or more
+  // than kMaxSaved saved registers.
+  static std::optional<CompactRow> From(const Row& row, const arch::ArchInfo& info);
+
+  // An empty row (CFA = r0, RA at CFA): only a placeholder in tables.
+  CompactRow() = default;
+
+  // Replaces the callee's registers `regs` by the caller's, reading saved
+  // values with `read(addr, &value)` (false: unreadable). Returns false, with
+  // `regs` unchanged, if the CFA register is not valid, an address wraps or
+  // leaves the target's address width, or a read fails: the general path
+  // then reports why.
+  template <typename ReadWord>
+  bool ApplyInPlace(arch::RegisterSet& regs, const arch::ArchInfo& info,
+                    ReadWord&& read) const;
+
+ private:
+  int32_t cfa_offset_ = 0;
+  uint8_t cfa_reg_ = 0;
+  uint8_t ra_reg_ = 0;
+  int16_t ra_offset_ = 0;
+  uint8_t num_saved_ = 0;
+  uint8_t saved_reg_[kMaxSaved] = {};
+  int16_t saved_offset_[kMaxSaved] = {};
+};
+
+template <typename ReadWord>
+bool CompactRow::ApplyInPlace(arch::RegisterSet& regs, const arch::ArchInfo& info,
+                              ReadWord&& read) const {
+  if (!regs.Valid(cfa_reg_)) return false;
+  const uint64_t mask = regs.mask();
+  // Every address is computed in 64 bits from values below 2^64 and offsets
+  // of a few GiB at most, so a wrap shows up as leaving `mask` or as the
+  // sum moving the wrong way.
+  auto add = [mask](uint64_t base, int64_t offset, uint64_t* out) {
+    uint64_t sum = base + static_cast<uint64_t>(offset);
+    if (offset >= 0 ? sum < base : sum > base) return false;
+    *out = sum;
+    return (sum & ~mask) == 0;
+  };
+  uint64_t cfa = 0;
+  if (!add(regs.GetUnchecked(cfa_reg_), cfa_offset_, &cfa)) return false;
+  uint64_t addr = 0;
+  uint64_t ra = 0;
+  if (!add(cfa, ra_offset_, &addr) || !read(addr, &ra)) return false;
+  uint64_t saved[kMaxSaved];
+  for (int i = 0; i < num_saved_; ++i) {
+    if (!add(cfa, saved_offset_[i], &addr) || !read(addr, &saved[i])) return false;
+  }
+  // Every rule read the callee's registers; now they become the caller's.
+  // Columns past num_regs are not tracked (ApplyRow drops them too).
+  regs.KeepOnlyBelow(info.num_regs);
+  for (int i = 0; i < num_saved_; ++i) regs.Set(saved_reg_[i], saved[i]);
+  regs.Set(ra_reg_, ra);
+  regs.Set(info.pc, ra);
+  regs.Set(info.sp, cfa);
+  return true;
+}
+
+}  // namespace unwindd::unwinder
+
+#endif  // UNWINDD_UNWINDER_CFI_COMPACT_ROW_H_
