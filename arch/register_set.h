@@ -38,13 +38,16 @@ class RegisterSet {
     if (reg >= 0 && reg < kMaxRegisters) valid_ &= ~(uint64_t{1} << reg);
   }
   void Clear() { valid_ = 0; }
-  // Invalidates every register numbered `n` or higher.
-  void KeepOnlyBelow(int n) {
-    if (n < 64) valid_ &= (uint64_t{1} << n) - 1;
-  }
+  // Invalidates every register whose bit is clear in `bits`.
+  void KeepValid(uint64_t bits) { valid_ &= bits; }
   // The stored value of a register the caller knows is valid and in range
   // (the hot path, after its own Valid check).
   uint64_t GetUnchecked(int reg) const { return values_[reg]; }
+  // Sets a register in range to a value already within the address width.
+  void SetUnchecked(int reg, uint64_t value) {
+    values_[reg] = value;
+    valid_ |= uint64_t{1} << reg;
+  }
 
   uint64_t pc() const { return Get(info().pc); }
   uint64_t sp() const { return Get(info().sp); }

@@ -12,20 +12,22 @@ constexpr uint64_t kFirstReadPages = 2;
 
 }  // namespace
 
-StackWindow::StackWindow(Memory& inner, uint64_t sp, uint64_t lo, uint64_t hi)
-    : inner_(inner), hi_(hi) {
+StackWindow::StackWindow(Memory& inner, uint64_t sp) : inner_(inner), sp_(sp) {
   if (HeldBytes held = inner.HeldBytesAt(sp); !held.bytes.empty()) {
     data_ = held.bytes.data();
     start_ = held.start;
     size_ = held.bytes.size();
-    return;
   }
-  if (hi <= sp || sp < lo) return;
-  start_ = sp;
+}
+
+void StackWindow::ReadAhead(uint64_t lo, uint64_t hi) {
+  if (size_ > 0 || growable_ || hi <= sp_ || sp_ < lo) return;
+  hi_ = hi;
+  start_ = sp_;
   growable_ = true;
   // To the end of sp's page and one more: the stack grows down, so what
   // the callers saved is above sp.
-  Grow(std::min(hi, (sp & ~(kPage - 1)) + kFirstReadPages * kPage) - 1);
+  Grow(std::min(hi, (sp_ & ~(kPage - 1)) + kFirstReadPages * kPage) - 1);
 }
 
 void StackWindow::Grow(uint64_t addr) {

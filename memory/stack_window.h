@@ -5,7 +5,8 @@
 // (a 300-frame stack costs a handful of reads). Reads the window does not
 // cover go to the memory beneath.
 //
-//   StackWindow stack(process_memory, sp, stack_lo, stack_hi);
+//   StackWindow stack(process_memory, sp);
+//   if (!stack.holds_copy()) stack.ReadAhead(stack_lo, stack_hi);
 //   uint64_t ra;
 //   if (stack.ReadWordFast(cfa - 8, 8, &ra)) ...   // inline, no virtual call
 //   ApplyRow(row, regs, stack, bias);              // it is a Memory too
@@ -31,9 +32,13 @@ class StackWindow final : public Memory {
   // The largest copy kept (bigger stacks read the rest word by word).
   static constexpr uint64_t kMaxBytes = uint64_t{16} << 20;
 
-  // `sp` is the thread's stack pointer; [lo, hi) the mapping holding it
-  // (hi == 0: unknown, then nothing is read ahead).
-  StackWindow(Memory& inner, uint64_t sp, uint64_t lo, uint64_t hi);
+  // `sp` is the thread's stack pointer. The window is the copy `inner`
+  // holds of it, if any; else empty until ReadAhead.
+  StackWindow(Memory& inner, uint64_t sp);
+  bool holds_copy() const { return size_ > 0 && !growable_ && copied_ == 0; }
+  // Starts reading the stack in bulk from sp, within [lo, hi): the mapping
+  // that holds sp. Does nothing if sp is not in it or a copy is held.
+  void ReadAhead(uint64_t lo, uint64_t hi);
 
   // A word of `size` (4 or 8) bytes, little-endian, zero-extended; false if
   // unreadable.
@@ -64,7 +69,8 @@ class StackWindow final : public Memory {
   void Grow(uint64_t addr);
 
   Memory& inner_;
-  const uint64_t hi_;
+  const uint64_t sp_;
+  uint64_t hi_ = 0;
   std::unique_ptr<uint8_t[]> owned_;
   uint64_t capacity_ = 0;
   const uint8_t* data_ = nullptr;

@@ -41,7 +41,8 @@ TEST(StackWindowTest, ReadsTheStackInFewBulkReads) {
   testing::MapMemory stack = StackOfAddresses(kLo, kHi);
   CountingMemory counting(stack);
   const uint64_t sp = kLo + 0x100;
-  StackWindow w(counting, sp, kLo, kHi);
+  StackWindow w(counting, sp);
+  w.ReadAhead(kLo, kHi);
   EXPECT_EQ(counting.reads, 1);
   // Walk every word up to the top: the window doubles, so a 256 KiB walk
   // costs a handful of reads, not one per word or per page.
@@ -57,7 +58,8 @@ TEST(StackWindowTest, ReadsTheStackInFewBulkReads) {
 TEST(StackWindowTest, ReadsOutsideTheWindowGoToTheMemoryBeneath) {
   testing::MapMemory m = StackOfAddresses(kLo, kHi);
   m.PutLe(0x5000, 0x1234, 4);  // somewhere else entirely
-  StackWindow w(m, kLo + 0x800, kLo, kHi);
+  StackWindow w(m, kLo + 0x800);
+  w.ReadAhead(kLo, kHi);
   uint64_t v = 0;
   ASSERT_TRUE(w.ReadWordFast(kLo + 0x10, 8, &v));  // below sp (red zone)
   EXPECT_EQ(v, kLo + 0x10);
@@ -76,7 +78,8 @@ TEST(StackWindowTest, ReadsOutsideTheWindowGoToTheMemoryBeneath) {
 TEST(StackWindowTest, StopsAtAnUnreadablePage) {
   // Only the first 12 KiB of the mapping is readable.
   testing::MapMemory m = StackOfAddresses(kLo, kLo + 0x3000);
-  StackWindow w(m, kLo, kLo, kHi);
+  StackWindow w(m, kLo);
+  w.ReadAhead(kLo, kHi);
   uint64_t v = 0;
   EXPECT_TRUE(w.ReadWordFast(kLo + 0x2ff8, 8, &v));
   EXPECT_FALSE(w.ReadWordFast(kLo + 0x3000, 8, &v));
@@ -89,7 +92,8 @@ TEST(StackWindowTest, StopsAtAnUnreadablePage) {
 TEST(StackWindowTest, WithoutBoundsNothingIsReadAhead) {
   testing::MapMemory stack = StackOfAddresses(kLo, kHi);
   CountingMemory counting(stack);
-  StackWindow w(counting, kLo + 0x100, 0, 0);
+  StackWindow w(counting, kLo + 0x100);
+  w.ReadAhead(0, 0);
   EXPECT_EQ(counting.reads, 0);
   uint64_t v = 0;
   ASSERT_TRUE(w.ReadWordFast(kLo + 0x108, 8, &v));
@@ -124,7 +128,8 @@ TEST(StackWindowTest, UsesAHeldCopyInPlace) {
   std::vector<uint8_t> bytes(64);
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i);
   HeldMemory held(0x7000, bytes);
-  StackWindow w(held, 0x7010, 0x6000, 0x8000);
+  StackWindow w(held, 0x7010);
+  w.ReadAhead(0x6000, 0x8000);
   uint64_t v = 0;
   ASSERT_TRUE(w.ReadWordFast(0x7038, 8, &v));
   EXPECT_EQ(v, 0x3f3e3d3c3b3a3938u);

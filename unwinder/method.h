@@ -3,11 +3,13 @@
 #ifndef UNWINDD_UNWINDER_METHOD_H_
 #define UNWINDD_UNWINDER_METHOD_H_
 
+#include <cstdint>
+
 #include "absl/strings/string_view.h"
 
 namespace unwindd::unwinder {
 
-enum class Method {
+enum class Method : uint8_t {
   kInitial,       // frame 0: the thread's registers
   kEhFrame,       // .eh_frame CFI
   kDebugFrame,    // .debug_frame CFI

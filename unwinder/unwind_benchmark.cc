@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "benchmark/benchmark.h"
 #include "memory/factories.h"
 #include "proc/live_target.h"
@@ -59,19 +60,28 @@ const std::vector<proc::Snapshot>& Samples() {
 
 struct PreparedSample {
   std::unique_ptr<proc::Target> target;
-  std::unique_ptr<AddressSpace> space;
+  AddressSpace* space;  // shared by the samples of one process
   arch::RegisterSet regs;
 };
 
 void BM_WarmUnwind(benchmark::State& state) {
   ModuleCache cache;
+  // As a snapshot stream keeps them: one address space per process (its
+  // modules and step cache), each sample unwound over its own stack copy.
+  std::vector<std::unique_ptr<AddressSpace>> spaces;
+  std::vector<std::unique_ptr<proc::Target>> space_targets;
+  absl::flat_hash_map<pid_t, AddressSpace*> space_of;
   std::vector<PreparedSample> prepared;
   for (const proc::Snapshot& s : Samples()) {
     absl::StatusOr<std::unique_ptr<proc::Target>> t = proc::CreateSnapshotTarget(s, nullptr);
     if (!t.ok()) continue;
-    PreparedSample p{*std::move(t), nullptr, s.registers};
-    p.space = std::make_unique<AddressSpace>(*p.target, cache);
-    prepared.push_back(std::move(p));
+    AddressSpace*& space = space_of[s.pid];
+    if (space == nullptr) {
+      space_targets.push_back(*proc::CreateSnapshotTarget(s, nullptr));
+      spaces.push_back(std::make_unique<AddressSpace>(*space_targets.back(), cache));
+      space = spaces.back().get();
+    }
+    prepared.push_back(PreparedSample{*std::move(t), space, s.registers});
   }
   if (prepared.empty()) {
     state.SkipWithError("no samples captured");
@@ -87,11 +97,15 @@ void BM_WarmUnwind(benchmark::State& state) {
       benchmark::DoNotOptimize(stack);
     }
   }
+  size_t step_cache_bytes = 0;
+  for (const auto& space : spaces) step_cache_bytes += space->step_cache().bytes();
   state.counters["frames"] = benchmark::Counter(frames);
   state.counters["ns_per_frame"] = benchmark::Counter(
       frames, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   state.counters["samples"] = prepared.size();
+  state.counters["processes"] = spaces.size();
   state.counters["module_cache_bytes"] = cache.stats().bytes;
+  state.counters["step_cache_bytes"] = step_cache_bytes;
 }
 BENCHMARK(BM_WarmUnwind)->Unit(benchmark::kMicrosecond);
 

@@ -185,30 +185,47 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
   out.frames.reserve(std::min(max_frames, kFramesReserved));
   const arch::ArchInfo& info = initial.info();
   // The thread's stack, read in bulk (or used in place: a snapshot's copy).
-  const fp::StackBounds bounds = fp::StackBoundsFor(space.mappings(), initial.sp());
-  memory::StackWindow stack(memory, initial.sp(), bounds.known ? bounds.lo : 0,
-                            bounds.known ? bounds.hi : 0);
+  memory::StackWindow stack(memory, initial.sp());
+  if (!stack.holds_copy()) {
+    const fp::StackBounds bounds = fp::StackBoundsFor(space.mappings(), initial.sp());
+    if (bounds.known) stack.ReadAhead(bounds.lo, bounds.hi);
+  }
   auto read_word = [&stack, size = info.address_size](uint64_t addr, uint64_t* v) {
     return stack.ReadWordFast(addr, size, v);
   };
   StepCache& cache = space.step_cache();
   const uint16_t policy_code = options.sources.Code();
 
+  // Kept in locals: the loop's stores to `regs` would otherwise make the
+  // compiler reload them from their objects on every frame.
+  const CompactRow::ArchFacts facts(info);
+  const int pc_reg = info.pc;
+  const int sp_reg = info.sp;
+  const uint64_t code_address_mask = space.code_address_mask();
+  const std::atomic<bool>* const cancel = options.cancel;
   arch::RegisterSet regs = initial;
   // Frame 0's PC is exact: it is where the thread is, not a return address.
   bool exact_pc = true;
   Method method = Method::kInitial;
   while (true) {
-    const uint64_t pc = regs.pc();
-    const uint64_t sp = regs.sp();
+    // Every step leaves a valid PC (or stops); SP may be unknown.
+    const uint64_t pc = regs.Get(pc_reg);
+    const uint64_t sp = regs.Get(sp_reg);
     const uint64_t lookup_pc = exact_pc || pc == 0 ? pc : pc - 1;
     const StepCache::Entry* hit = cache.Find(lookup_pc, exact_pc, policy_code);
-    MappedModule* mm = hit != nullptr ? &space.module(hit->module) : space.Find(lookup_pc);
-    Frame frame{pc, sp, method, space.IndexOf(mm), 0};
-    if (mm != nullptr && mm->bias_known) frame.rel_pc = pc - mm->load_bias;
-    out.frames.push_back(frame);
+    MappedModule* mm;
+    int module_index;
+    if (hit != nullptr) {
+      module_index = hit->module;
+      mm = &space.module(module_index);
+    } else {
+      mm = space.Find(lookup_pc);
+      module_index = space.IndexOf(mm);
+    }
+    out.frames.push_back(Frame{pc, sp, method, module_index,
+                               mm != nullptr && mm->bias_known ? pc - mm->load_bias : 0});
 
-    if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
+    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
       out.stop = StopReason::kThreadGone;
       out.stop_detail = "cancelled";
       return out;
@@ -220,8 +237,14 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
     bool signal_frame = false;
     // The warm path: the cached compact row, applied in place. If it cannot
     // be applied (a read fails), the general path below says why.
-    if (hit != nullptr && hit->row.ApplyInPlace(regs, info, read_word)) {
+    CompactRow::Result fast = hit != nullptr
+                                  ? hit->row.ApplyInPlace(regs, facts, read_word)
+                                  : CompactRow::Result::kFailed;
+    if (fast == CompactRow::Result::kCaller) {
       method = hit->method;
+    } else if (fast == CompactRow::Result::kOutermost) {
+      out.stop = StopReason::kEndOfStack;
+      return out;
     } else {
       Step step = StepOnce(mm, lookup_pc, stack, regs,
                            StepContext{options.sources, exact_pc, space.mappings(),
@@ -238,15 +261,17 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
     // aarch64: a return address saved after paciasp carries a PAC (Row::
     // ra_signed); strip every recovered PC, as gdb does, so no signed
     // address reaches the output or the next lookup.
-    if (!regs.Valid(info.pc)) {
+    if (!regs.Valid(pc_reg)) {
       out.stop = StopReason::kEndOfStack;
       return out;
     }
-    if (space.code_address_mask() != 0) {
-      regs.set_pc(arch::StripCodeAddress(regs.arch(), regs.pc(),
-                                         space.code_address_mask()));
+    if (code_address_mask != 0) {
+      regs.set_pc(arch::StripCodeAddress(regs.arch(), regs.GetUnchecked(pc_reg),
+                                         code_address_mask));
     }
-    if (regs.pc() == 0) {
+    const uint64_t caller_pc = regs.GetUnchecked(pc_reg);
+    const uint64_t caller_sp = regs.Get(sp_reg);
+    if (caller_pc == 0) {
       // A zero return address ends the chain (what glibc's thread start
       // routines leave behind, and where eu-stack and gdb stop too).
       out.stop = StopReason::kEndOfStack;
@@ -255,12 +280,12 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
     // Each step must make progress up the stack. Signal frames may move to
     // another stack (sigaltstack), so only a repeat of the same frame counts
     // against them.
-    const bool same_frame = regs.pc() == pc && regs.sp() == sp;
-    const bool went_down = !signal_frame && regs.sp() < sp;
+    const bool same_frame = caller_pc == pc && caller_sp == sp;
+    const bool went_down = !signal_frame && caller_sp < sp;
     if (same_frame || went_down) {
       out.stop = StopReason::kLoop;
       out.stop_detail =
-          absl::StrFormat("caller sp 0x%x after sp 0x%x", regs.sp(), sp);
+          absl::StrFormat("caller sp 0x%x after sp 0x%x", caller_sp, sp);
       return out;
     }
     exact_pc = signal_frame;

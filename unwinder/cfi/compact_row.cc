@@ -23,14 +23,16 @@ std::optional<CompactRow> CompactRow::From(const Row& row,
     return std::nullopt;
   }
   const RegisterRule& ra_rule = row.regs[ra];
-  if (ra_rule.kind != Kind::kOffset || !Fits<int16_t>(ra_rule.value)) {
+  const bool ra_undefined = ra_rule.kind == Kind::kUndefined;
+  if (!ra_undefined && (ra_rule.kind != Kind::kOffset || !Fits<int16_t>(ra_rule.value))) {
     return std::nullopt;
   }
   CompactRow out;
+  out.ra_undefined_ = ra_undefined;
   out.cfa_reg_ = static_cast<uint8_t>(row.cfa.reg);
   out.cfa_offset_ = static_cast<int32_t>(row.cfa.offset);
   out.ra_reg_ = static_cast<uint8_t>(ra);
-  out.ra_offset_ = static_cast<int16_t>(ra_rule.value);
+  out.ra_offset_ = ra_undefined ? 0 : static_cast<int16_t>(ra_rule.value);
   for (int r = 0; r < num_regs; ++r) {
     if (r == ra) continue;
     const RegisterRule& rule = row.regs[r];

@@ -30,38 +30,60 @@ class CompactRow {
 
   // nullopt for rows this form cannot express: a CFA expression, a saved
   // register rule other than "at CFA + offset" (register, value, expression,
-  // undefined — including an undefined RA, the outermost frame), a rule for
-  // SP, a signal frame, offsets beyond int16 (saved) / int32 (CFA), or more
-  // than kMaxSaved saved registers.
+  // undefined), a rule for SP, a signal frame, offsets beyond int16 (saved)
+  // / int32 (CFA), or more than kMaxSaved saved registers. An undefined
+  // return address (the outermost frame: _start, clone) is expressible.
   static std::optional<CompactRow> From(const Row& row, const arch::ArchInfo& info);
 
   // An empty row (CFA = r0, RA at CFA): only a placeholder in tables.
   CompactRow() = default;
 
+  // What ApplyInPlace needs of the arch, computed once per unwind so the
+  // step loop keeps it in registers.
+  struct ArchFacts {
+    explicit ArchFacts(const arch::ArchInfo& info)
+        : pc(info.pc),
+          sp(info.sp),
+          keep_valid(info.num_regs >= 64 ? ~uint64_t{0}
+                                         : (uint64_t{1} << info.num_regs) - 1),
+          mask(info.address_size == 4 ? 0xffffffffu : ~uint64_t{0}) {}
+    int pc;
+    int sp;
+    uint64_t keep_valid;  // columns ApplyRow tracks: [0, num_regs)
+    uint64_t mask;        // the address width
+  };
+
+  enum class Result : uint8_t {
+    kCaller,     // `regs` are now the caller's
+    kOutermost,  // the return address is undefined: no caller
+    kFailed,     // `regs` unchanged: the general path will say why
+  };
   // Replaces the callee's registers `regs` by the caller's, reading saved
-  // values with `read(addr, &value)` (false: unreadable). Returns false, with
-  // `regs` unchanged, if the CFA register is not valid, an address wraps or
-  // leaves the target's address width, or a read fails: the general path
-  // then reports why.
+  // values with `read(addr, &value)` (false: unreadable). Fails if the CFA
+  // register is not valid, an address wraps or leaves the target's address
+  // width, or a read fails. Like ApplyRow, an outermost frame's rules are
+  // still evaluated (a failing one is an error, not the end of the stack).
   template <typename ReadWord>
-  bool ApplyInPlace(arch::RegisterSet& regs, const arch::ArchInfo& info,
-                    ReadWord&& read) const;
+  Result ApplyInPlace(arch::RegisterSet& regs, const ArchFacts& arch,
+                      ReadWord&& read) const;
 
  private:
   int32_t cfa_offset_ = 0;
   uint8_t cfa_reg_ = 0;
   uint8_t ra_reg_ = 0;
   int16_t ra_offset_ = 0;
+  bool ra_undefined_ = false;
   uint8_t num_saved_ = 0;
   uint8_t saved_reg_[kMaxSaved] = {};
   int16_t saved_offset_[kMaxSaved] = {};
 };
 
 template <typename ReadWord>
-bool CompactRow::ApplyInPlace(arch::RegisterSet& regs, const arch::ArchInfo& info,
-                              ReadWord&& read) const {
-  if (!regs.Valid(cfa_reg_)) return false;
-  const uint64_t mask = regs.mask();
+CompactRow::Result CompactRow::ApplyInPlace(arch::RegisterSet& regs,
+                                            const ArchFacts& arch,
+                                            ReadWord&& read) const {
+  if (!regs.Valid(cfa_reg_)) return Result::kFailed;
+  const uint64_t mask = arch.mask;
   // Every address is computed in 64 bits from values below 2^64 and offsets
   // of a few GiB at most, so a wrap shows up as leaving `mask` or as the
   // sum moving the wrong way.
@@ -72,22 +94,29 @@ bool CompactRow::ApplyInPlace(arch::RegisterSet& regs, const arch::ArchInfo& inf
     return (sum & ~mask) == 0;
   };
   uint64_t cfa = 0;
-  if (!add(regs.GetUnchecked(cfa_reg_), cfa_offset_, &cfa)) return false;
+  if (!add(regs.GetUnchecked(cfa_reg_), cfa_offset_, &cfa)) return Result::kFailed;
   uint64_t addr = 0;
   uint64_t ra = 0;
-  if (!add(cfa, ra_offset_, &addr) || !read(addr, &ra)) return false;
+  if (!ra_undefined_ && (!add(cfa, ra_offset_, &addr) || !read(addr, &ra))) {
+    return Result::kFailed;
+  }
   uint64_t saved[kMaxSaved];
   for (int i = 0; i < num_saved_; ++i) {
-    if (!add(cfa, saved_offset_[i], &addr) || !read(addr, &saved[i])) return false;
+    if (!add(cfa, saved_offset_[i], &addr) || !read(addr, &saved[i])) {
+      return Result::kFailed;
+    }
   }
+  if (ra_undefined_) return Result::kOutermost;
   // Every rule read the callee's registers; now they become the caller's.
   // Columns past num_regs are not tracked (ApplyRow drops them too).
-  regs.KeepOnlyBelow(info.num_regs);
-  for (int i = 0; i < num_saved_; ++i) regs.Set(saved_reg_[i], saved[i]);
-  regs.Set(ra_reg_, ra);
-  regs.Set(info.pc, ra);
-  regs.Set(info.sp, cfa);
-  return true;
+  regs.KeepValid(arch.keep_valid);
+  // Every register number was checked by From; every value is a word read
+  // at the target's width or the CFA, checked against `mask` above.
+  for (int i = 0; i < num_saved_; ++i) regs.SetUnchecked(saved_reg_[i], saved[i]);
+  regs.SetUnchecked(ra_reg_, ra);
+  regs.SetUnchecked(arch.pc, ra);
+  regs.SetUnchecked(arch.sp, cfa);
+  return Result::kCaller;
 }
 
 }  // namespace unwindd::unwinder

@@ -61,7 +61,7 @@ TEST(CompactRowTest, TheUsualRowIsCompactAndMatchesApplyRow) {
     if (w.ok()) *v = *w;
     return w.ok();
   };
-  ASSERT_TRUE(c->ApplyInPlace(regs, info, read));
+  ASSERT_EQ(c->ApplyInPlace(regs, CompactRow::ArchFacts(info), read), CompactRow::Result::kCaller);
   EXPECT_TRUE(SameRegisters(regs, general->caller));
   EXPECT_EQ(regs.pc(), 0x401000u);
   EXPECT_EQ(regs.sp(), kStack + 16);
@@ -80,7 +80,6 @@ TEST(CompactRowTest, RejectsWhatItCannotExpress) {
   EXPECT_TRUE(rejected([](Row& r) { r.cfa.kind = CfaRule::Kind::kExpression; }));
   EXPECT_TRUE(rejected([](Row& r) { r.cfa.kind = CfaRule::Kind::kUndefined; }));
   EXPECT_TRUE(rejected([](Row& r) { r.cfa.offset = int64_t{1} << 40; }));
-  EXPECT_TRUE(rejected([](Row& r) { r.regs[16].kind = Kind::kUndefined; }));
   EXPECT_TRUE(rejected([](Row& r) { r.regs[16].kind = Kind::kSameValue; }));
   EXPECT_TRUE(rejected([](Row& r) { r.regs[16].value = 1 << 20; }));
   EXPECT_TRUE(rejected([](Row& r) { r.regs[7] = {Kind::kValOffset, 0, {}}; }));
@@ -89,6 +88,7 @@ TEST(CompactRowTest, RejectsWhatItCannotExpress) {
   EXPECT_TRUE(rejected([](Row& r) { r.regs[3] = {Kind::kUndefined, 0, {}}; }));
   EXPECT_TRUE(rejected([](Row& r) { r.return_address_register = 39; }));
   EXPECT_FALSE(rejected([](Row& r) { r.regs[3] = {Kind::kSameValue, 0, {}}; }));
+  EXPECT_FALSE(rejected([](Row& r) { r.regs[16].kind = Kind::kUndefined; }));
   EXPECT_FALSE(rejected([](Row& r) { r.regs[33] = {Kind::kExpression, 0, {}}; }));
 }
 
@@ -132,15 +132,20 @@ void CheckRandom(Arch a, uint32_t seed) {
 
     absl::StatusOr<ApplyResult> general = ApplyRow(row, regs, mem, 0);
     arch::RegisterSet fast = regs;
-    bool ok = c->ApplyInPlace(fast, info, [&](uint64_t addr, uint64_t* v) {
+    CompactRow::Result result = c->ApplyInPlace(fast, CompactRow::ArchFacts(info), [&](uint64_t addr, uint64_t* v) {
       absl::StatusOr<uint64_t> word = mem.ReadWord(addr, w);
       if (word.ok()) *v = *word;
       return word.ok();
     });
-    ASSERT_EQ(ok, general.ok()) << "iteration " << iter << ": " << general.status();
-    if (ok) {
+    ASSERT_EQ(result != CompactRow::Result::kFailed, general.ok())
+        << "iteration " << iter << ": " << general.status();
+    if (result == CompactRow::Result::kCaller) {
+      ASSERT_FALSE(general->ra_undefined) << "iteration " << iter;
       ASSERT_TRUE(SameRegisters(fast, general->caller)) << "iteration " << iter;
     } else {
+      // Failed, or outermost: the registers are left as they were.
+      ASSERT_EQ(result == CompactRow::Result::kOutermost,
+                general.ok() && general->ra_undefined) << "iteration " << iter;
       ASSERT_TRUE(SameRegisters(fast, regs)) << "iteration " << iter;
     }
   }

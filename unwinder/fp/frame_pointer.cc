@@ -1,5 +1,8 @@
 #include "unwinder/fp/frame_pointer.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "absl/strings/str_format.h"
 #include "arch/frame_pointer.h"
 
@@ -7,6 +10,14 @@ namespace unwindd::unwinder::fp {
 
 StackBounds StackBoundsFor(const std::vector<proc::Mapping>& mappings,
                            uint64_t sp) {
+  // Targets list their mappings by address (/proc/PID/maps, a snapshot);
+  // a list that is not sorted still gets the right answer, by a scan.
+  auto it = std::upper_bound(
+      mappings.begin(), mappings.end(), sp,
+      [](uint64_t v, const proc::Mapping& m) { return v < m.start; });
+  if (it != mappings.begin() && std::prev(it)->Contains(sp)) {
+    return StackBounds{std::prev(it)->start, std::prev(it)->end, true};
+  }
   for (const proc::Mapping& m : mappings) {
     if (m.Contains(sp)) return StackBounds{m.start, m.end, true};
   }
