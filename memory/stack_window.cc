@@ -9,6 +9,9 @@ constexpr uint64_t kPage = 4096;
 // Enough for the frames of a thread blocked in a system call; deeper
 // stacks double it.
 constexpr uint64_t kFirstReadPages = 2;
+// Beyond a hinted top, and the least a hinted first read asks for.
+constexpr uint64_t kHintSlack = 256;
+constexpr uint64_t kMinFirstRead = 512;
 
 }  // namespace
 
@@ -20,23 +23,32 @@ StackWindow::StackWindow(Memory& inner, uint64_t sp) : inner_(inner), sp_(sp) {
   }
 }
 
-void StackWindow::ReadAhead(uint64_t lo, uint64_t hi) {
+void StackWindow::ReadAhead(uint64_t lo, uint64_t hi, uint64_t top_hint) {
   if (size_ > 0 || growable_ || hi <= sp_ || sp_ < lo) return;
   hi_ = hi;
   start_ = sp_;
   growable_ = true;
-  // To the end of sp's page and one more: the stack grows down, so what
-  // the callers saved is above sp.
-  Grow(std::min(hi, (sp_ & ~(kPage - 1)) + kFirstReadPages * kPage) - 1);
+  // Without a hint: to the end of sp's page and one more, since the stack
+  // grows down and what the callers saved is above sp. With one: up to it
+  // and a little beyond, for a frame that moved (deeper stacks still grow
+  // the window on their own).
+  uint64_t end = top_hint > sp_ ? std::max(top_hint + kHintSlack, sp_ + kMinFirstRead)
+                                : (sp_ & ~(kPage - 1)) + kFirstReadPages * kPage;
+  if (end < sp_) end = hi;  // wrapped
+  Grow(std::min(hi, end) - 1);
 }
 
 void StackWindow::Grow(uint64_t addr) {
   if (!growable_ || addr < start_ || addr >= hi_) return;
   const uint64_t end = start_ + size_;
   if (addr < end) return;
-  // Double, at page granularity, never past the mapping or the limit.
-  uint64_t want = std::max<uint64_t>(addr + 8, end + std::max(size_, kPage));
-  want = (want + kPage - 1) & ~(kPage - 1);
+  // The first read ends at `addr`; later ones double the window, at page
+  // granularity. Never past the mapping or the limit.
+  uint64_t want = addr + 1;
+  if (size_ > 0) {
+    want = std::max<uint64_t>(addr + 8, end + std::max(size_, kPage));
+    want = (want + kPage - 1) & ~(kPage - 1);
+  }
   want = std::min({want, hi_, start_ + kMaxBytes});
   if (want <= end) {
     growable_ = false;
@@ -44,7 +56,8 @@ void StackWindow::Grow(uint64_t addr) {
   }
   const uint64_t new_size = want - start_;
   if (new_size > capacity_) {
-    auto bigger = std::make_unique<uint8_t[]>(new_size);
+    // Not value-initialized: every byte up to size_ is written before use.
+    std::unique_ptr<uint8_t[]> bigger(new uint8_t[new_size]);
     if (size_ > 0) std::memcpy(bigger.get(), data_, size_);
     owned_ = std::move(bigger);
     capacity_ = new_size;
@@ -84,6 +97,7 @@ size_t StackWindow::Read(uint64_t addr, absl::Span<uint8_t> dst) {
     // The window's part, then whatever lies beyond it.
     size_t n = std::min<uint64_t>(dst.size(), size_ - off);
     std::memcpy(dst.data(), data_ + off, n);
+    high_ = std::max(high_, off + n);
     if (n == dst.size()) return n;
     return n + inner_.Read(addr + n, dst.subspan(n));
   }

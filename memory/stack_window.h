@@ -19,6 +19,7 @@
 #define UNWINDD_MEMORY_STACK_WINDOW_H_
 
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -38,13 +39,20 @@ class StackWindow final : public Memory {
   bool holds_copy() const { return size_ > 0 && !growable_ && copied_ == 0; }
   // Starts reading the stack in bulk from sp, within [lo, hi): the mapping
   // that holds sp. Does nothing if sp is not in it or a copy is held.
-  void ReadAhead(uint64_t lo, uint64_t hi);
+  // `top_hint`, if above sp, is where the previous unwind of this stack
+  // stopped reading (its outermost frames rarely move): the first read
+  // ends there, so a repeated unwind costs one read of the right size.
+  void ReadAhead(uint64_t lo, uint64_t hi, uint64_t top_hint = 0);
+  // One past the highest window byte read so far (0 if none): the next
+  // unwind's top_hint.
+  uint64_t highest_read() const { return high_ == 0 ? 0 : start_ + high_; }
 
   // A word of `size` (4 or 8) bytes, little-endian, zero-extended; false if
   // unreadable.
   bool ReadWordFast(uint64_t addr, int size, uint64_t* out) {
     const uint64_t off = addr - start_;
     if (off < size_ && size_ - off >= static_cast<uint64_t>(size)) {
+      high_ = std::max(high_, off + size);
       if (size == 8) {
         std::memcpy(out, data_ + off, 8);
       } else {
@@ -76,6 +84,7 @@ class StackWindow final : public Memory {
   const uint8_t* data_ = nullptr;
   uint64_t start_ = 0;  // target address of data_[0]
   uint64_t size_ = 0;   // bytes valid in data_
+  uint64_t high_ = 0;   // offset one past the highest byte read
   bool growable_ = false;
   uint64_t copied_ = 0;
 };

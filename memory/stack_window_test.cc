@@ -55,6 +55,31 @@ TEST(StackWindowTest, ReadsTheStackInFewBulkReads) {
   EXPECT_EQ(w.bytes_copied(), kHi - sp);
 }
 
+TEST(StackWindowTest, AHintSizesTheFirstRead) {
+  testing::MapMemory stack = StackOfAddresses(kLo, kHi);
+  const uint64_t sp = kLo + 0x100;
+  const uint64_t top = kLo + 0x9000;  // where an earlier unwind stopped
+  {
+    CountingMemory counting(stack);
+    StackWindow w(counting, sp);
+    w.ReadAhead(kLo, kHi);
+    uint64_t v = 0;
+    for (uint64_t a = sp; a < top; a += 8) ASSERT_TRUE(w.ReadWordFast(a, 8, &v));
+    EXPECT_GT(counting.reads, 1);
+    EXPECT_EQ(w.highest_read(), top);
+  }
+  CountingMemory counting(stack);
+  StackWindow w(counting, sp);
+  w.ReadAhead(kLo, kHi, top);
+  uint64_t v = 0;
+  for (uint64_t a = sp; a < top; a += 8) ASSERT_TRUE(w.ReadWordFast(a, 8, &v));
+  EXPECT_EQ(counting.reads, 1);
+  EXPECT_LT(w.bytes_copied(), top - sp + 4096);
+  // Beyond the hint the window still grows.
+  ASSERT_TRUE(w.ReadWordFast(kHi - 8, 8, &v));
+  EXPECT_EQ(v, kHi - 8);
+}
+
 TEST(StackWindowTest, ReadsOutsideTheWindowGoToTheMemoryBeneath) {
   testing::MapMemory m = StackOfAddresses(kLo, kHi);
   m.PutLe(0x5000, 0x1234, 4);  // somewhere else entirely

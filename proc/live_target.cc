@@ -409,11 +409,13 @@ absl::StatusOr<arch::RegisterSet> LiveTarget::InitialRegisters(pid_t tid) {
         absl::StrFormat("thread %d of process %d is not attached", tid, pid_));
   }
   ThreadState& ts = it->second;
-  if (gettid() != tracer_tid_) {
+  // gettid() is a system call; a thread's id never changes.
+  thread_local const pid_t self = gettid();
+  if (self != tracer_tid_) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "process %d is traced by thread %d; the kernel refuses ptrace "
         "requests from thread %d",
-        pid_, tracer_tid_, gettid()));
+        pid_, tracer_tid_, self));
   }
   // Room for any arch's NT_PRSTATUS regset; iov_len returns the real size.
   alignas(8) std::array<uint8_t, 1024> buf{};

@@ -47,7 +47,7 @@ int ExpectedThreads(const std::string& variant) {
     return 5;
   }
   if (program == "signal_handler" || program == "realign") return 4;
-  if (program == "recursion") return 3;
+  if (program == "recursion") return 4;
   return -1;
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "proc/target.h"
 #include "unwinder/module.h"
@@ -60,6 +61,17 @@ class AddressSpace {
   MappedModule& module(int index) { return modules_[index]; }
   // The step loop's per-PC memo for this address space (step_cache.h).
   StepCache& step_cache() { return step_cache_; }
+  // One past the highest stack byte the last unwind of the stack mapped at
+  // `stack_lo` read (0 if none): where the next unwind's first bulk read of
+  // that stack should end (memory::StackWindow::ReadAhead).
+  uint64_t stack_top_hint(uint64_t stack_lo) const {
+    auto it = stack_top_hints_.find(stack_lo);
+    return it == stack_top_hints_.end() ? 0 : it->second;
+  }
+  void set_stack_top_hint(uint64_t stack_lo, uint64_t top) {
+    if (stack_top_hints_.size() >= kMaxStackHints) stack_top_hints_.clear();
+    stack_top_hints_[stack_lo] = top;
+  }
   // Every mapping of the target (stack bounds for frame-pointer unwinding).
   const std::vector<proc::Mapping>& mappings() const {
     return target_.mappings();
@@ -76,8 +88,11 @@ class AddressSpace {
 
   proc::Target& target_;
   ModuleCache& cache_;
+  static constexpr size_t kMaxStackHints = 4096;
+
   std::vector<MappedModule> modules_;  // sorted by start
   StepCache step_cache_;
+  absl::flat_hash_map<uint64_t, uint64_t> stack_top_hints_;
   uint64_t code_address_mask_ = 0;
 };
 

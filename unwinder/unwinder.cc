@@ -175,6 +175,24 @@ Step StepOnce(MappedModule* mm, uint64_t lookup_pc, memory::Memory& memory,
   return s;
 }
 
+// Remembers, when an unwind ends, how far up its stack it read.
+class StackHintKeeper {
+ public:
+  StackHintKeeper(AddressSpace& space, const memory::StackWindow& stack,
+                  uint64_t stack_lo)
+      : space_(space), stack_(stack), stack_lo_(stack_lo) {}
+  ~StackHintKeeper() {
+    if (uint64_t top = stack_.highest_read(); top != 0) {
+      space_.set_stack_top_hint(stack_lo_, top);
+    }
+  }
+
+ private:
+  AddressSpace& space_;
+  const memory::StackWindow& stack_;
+  const uint64_t stack_lo_;
+};
+
 }  // namespace
 
 ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
@@ -186,9 +204,13 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
   const arch::ArchInfo& info = initial.info();
   // The thread's stack, read in bulk (or used in place: a snapshot's copy).
   memory::StackWindow stack(memory, initial.sp());
+  std::optional<StackHintKeeper> keep_hint;
   if (!stack.holds_copy()) {
     const fp::StackBounds bounds = fp::StackBoundsFor(space.mappings(), initial.sp());
-    if (bounds.known) stack.ReadAhead(bounds.lo, bounds.hi);
+    if (bounds.known) {
+      stack.ReadAhead(bounds.lo, bounds.hi, space.stack_top_hint(bounds.lo));
+      keep_hint.emplace(space, stack, bounds.lo);
+    }
   }
   auto read_word = [&stack, size = info.address_size](uint64_t addr, uint64_t* v) {
     return stack.ReadWordFast(addr, size, v);

@@ -7,7 +7,7 @@
 #
 #   bazel run -c opt //testdata/bench:compare [-- ITERATIONS [RUNS]]
 set -euo pipefail
-ITER=${1:-200}
+ITER=${1:-1000}
 RUNS=${2:-20}
 cd "${RUNFILES_DIR:-$0.runfiles}/unwindd" 2>/dev/null || cd "$(dirname "$0")/compare.runfiles/unwindd"
 B=testdata/bench

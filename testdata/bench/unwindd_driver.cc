@@ -1,8 +1,9 @@
 // Unwinds one stopped thread N times with unwindd's library, attached once
-// like the peers. Each iteration reads the registers again and starts from a
-// cold page cache of target memory, so every unwind pays for its own stack
-// reads; modules and their rows stay cached across iterations, as they do
-// across requests in the service.
+// like the peers. Each iteration reads the registers again (PTRACE_GETREGSET)
+// and the stack again (UnwindRegisters reads it in bulk into a fresh
+// window), so every unwind pays for its own target reads; modules, their
+// rows and the step cache stay warm across iterations, as they do across
+// requests in the service and for the peers' own caches.
 #include <memory>
 
 #include "memory/factories.h"
@@ -31,10 +32,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < a.iterations; ++i) {
     absl::StatusOr<unwindd::arch::RegisterSet> regs = (*target)->InitialRegisters(a.tid);
     if (!regs.ok()) return 1;
-    std::unique_ptr<unwindd::memory::Memory> memory =
-        unwindd::memory::CreateCachedMemoryView(*process);
     unwindd::unwinder::ThreadStack stack =
-        unwindd::unwinder::UnwindRegisters(space, *memory, *regs, options);
+        unwindd::unwinder::UnwindRegisters(space, *process, *regs, options);
     pcs.clear();
     for (const unwindd::unwinder::Frame& f : stack.frames) pcs.push_back(f.pc);
     if (i == 0 && stack.stop != unwindd::unwinder::StopReason::kEndOfStack) {
