@@ -117,6 +117,7 @@ absl::StatusOr<std::shared_ptr<Module>> Module::FromImage(
 }
 
 Module::~Module() {
+  if (row_budget_ != nullptr) row_budget_->Give(row_bytes_);
   if (elf_ != nullptr) elf_end(elf_);
   if (fd_ >= 0) close(fd_);
 }
@@ -311,16 +312,50 @@ absl::StatusOr<ModuleRow> Module::FindRow(uint64_t pc,
 
 absl::StatusOr<std::shared_ptr<const ModuleRow>> Module::FindSharedRow(
     uint64_t pc, const SourcePolicy& policy, bool exact_pc) {
-  std::lock_guard<std::mutex> lock(mu_);
-  const std::tuple<uint64_t, uint16_t, bool> key{pc, policy.Code(), exact_pc};
-  auto it = rows_.find(key);
-  if (it != rows_.end()) return it->second;
-  absl::StatusOr<ModuleRow> row = FindRowUncached(pc, policy, exact_pc);
-  if (!row.ok()) return row.status();
-  if (rows_.size() >= kMaxCachedRows) rows_.clear();
-  auto shared = std::make_shared<const ModuleRow>(*std::move(row));
-  rows_.emplace(key, shared);
+  std::shared_ptr<RowBudget> spent;
+  std::shared_ptr<const ModuleRow> shared;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::tuple<uint64_t, uint16_t, bool> key{pc, policy.Code(), exact_pc};
+    auto it = rows_.find(key);
+    if (it != rows_.end()) return it->second;
+    absl::StatusOr<ModuleRow> row = FindRowUncached(pc, policy, exact_pc);
+    if (!row.ok()) return row.status();
+    shared = std::make_shared<const ModuleRow>(*std::move(row));
+    if (rows_.size() >= kMaxCachedRows) ClearRowsLocked();
+    if (row_budget_ == nullptr || row_budget_->TryTake(kRowCacheEntryBytes)) {
+      rows_.emplace(key, shared);
+      row_bytes_ += kRowCacheEntryBytes;
+      return shared;
+    }
+    spent = row_budget_;
+  }
+  // The budget is spent: this row is served uncached, and every module
+  // starts afresh (outside our lock: ReclaimAll takes each module's).
+  spent->ReclaimAll();
   return shared;
+}
+
+void Module::DropCachedRows() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ClearRowsLocked();
+}
+
+void Module::ClearRowsLocked() {
+  rows_.clear();
+  if (row_budget_ != nullptr) row_budget_->Give(row_bytes_);
+  row_bytes_ = 0;
+}
+
+void Module::set_row_budget(std::shared_ptr<RowBudget> budget) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ClearRowsLocked();
+  row_budget_ = std::move(budget);
+}
+
+uint64_t Module::row_cache_bytes() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rows_.size() * kRowCacheEntryBytes;
 }
 
 absl::StatusOr<Fde> Module::FindEhFrameFde(uint64_t pc) {

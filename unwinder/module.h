@@ -31,6 +31,7 @@
 #include "unwinder/cfi/eh_frame_hdr.h"
 #include "unwinder/cfi/row.h"
 #include "unwinder/method.h"
+#include "unwinder/row_budget.h"
 #include "unwinder/sframe/section.h"
 #include "unwinder/source_policy.h"
 
@@ -103,6 +104,17 @@ class Module {
   // .debug_frame, .sframe); nullopt if none covers it.
   std::optional<std::pair<uint64_t, uint64_t>> FunctionBounds(uint64_t pc);
 
+  // Rows cached from now on draw on `budget` (row_budget.h); a row that
+  // does not fit is served uncached and every module of the budget drops
+  // its cached rows. Set by ModuleCache before the module is shared.
+  void set_row_budget(std::shared_ptr<RowBudget> budget);
+  // What one cached row costs: the row, make_shared's control block, and
+  // the hash table's slot (key, pointer, control byte, load-factor slack).
+  static constexpr uint64_t kRowCacheEntryBytes = sizeof(ModuleRow) + 16 + 2 * 40;
+  // Bytes this module's row cache holds.
+  uint64_t row_cache_bytes();
+  void DropCachedRows();
+
   bool has_eh_frame() const { return eh_frame_.has_value(); }
   size_t eh_frame_size() const { return eh_frame_ ? eh_frame_->data().size() : 0; }
   bool has_eh_frame_hdr() const { return eh_frame_hdr_.has_value(); }
@@ -133,6 +145,7 @@ class Module {
   absl::StatusOr<ModuleRow> FindRowInDebugFrame(uint64_t pc);
   absl::StatusOr<ModuleRow> FindRowInSframe(uint64_t pc);
   absl::StatusOr<ModuleRow> FindFramePointerRow(uint64_t pc, bool exact_pc);
+  void ClearRowsLocked();
 
   std::string name_;
   std::string build_id_;
@@ -158,6 +171,8 @@ class Module {
   absl::flat_hash_map<std::tuple<uint64_t, uint16_t, bool>,
                       std::shared_ptr<const ModuleRow>>
       rows_;
+  uint64_t row_bytes_ = 0;              // what rows_ took from row_budget_
+  std::shared_ptr<RowBudget> row_budget_;  // null: only kMaxCachedRows
 };
 
 }  // namespace unwindd::unwinder

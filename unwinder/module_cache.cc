@@ -9,7 +9,8 @@
 
 namespace unwindd::unwinder {
 
-ModuleCache::ModuleCache(uint64_t max_bytes) : max_bytes_(max_bytes) {}
+ModuleCache::ModuleCache(uint64_t max_bytes, uint64_t max_row_bytes)
+    : max_bytes_(max_bytes), row_budget_(std::make_shared<RowBudget>(max_row_bytes)) {}
 
 std::shared_ptr<Module> ModuleCache::Lookup(const std::string& key) {
   auto it = entries_.find(key);
@@ -58,6 +59,8 @@ std::shared_ptr<Module> ModuleCache::Insert(const std::string& key,
       }
     }
   }
+  module->set_row_budget(row_budget_);
+  row_budget_->Register(module);
   uint64_t size = module->image_size();
   // A module larger than the whole budget is still returned, just not kept
   // (and pushes nothing out).
@@ -124,7 +127,9 @@ absl::StatusOr<std::shared_ptr<Module>> ModuleCache::GetImage(
 
 ModuleCache::Stats ModuleCache::stats() const {
   absl::MutexLock lock(&mu_);
-  return stats_;
+  Stats s = stats_;
+  s.row_bytes = row_budget_->used();
+  return s;
 }
 
 }  // namespace unwindd::unwinder

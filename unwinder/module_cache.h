@@ -22,12 +22,17 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "unwinder/module.h"
+#include "unwinder/row_budget.h"
 
 namespace unwindd::unwinder {
 
 class ModuleCache {
  public:
-  explicit ModuleCache(uint64_t max_bytes = uint64_t{4} << 30);
+  // `max_bytes` bounds the cached modules' file images (mapped, not heap);
+  // `max_row_bytes` the rows their row caches hold, together (heap).
+  explicit ModuleCache(uint64_t max_bytes = uint64_t{4} << 30,
+                       uint64_t max_row_bytes = kDefaultMaxRowBytes);
+  static constexpr uint64_t kDefaultMaxRowBytes = uint64_t{256} << 20;
 
   absl::StatusOr<std::shared_ptr<Module>> GetFile(const std::string& path);
   absl::StatusOr<std::shared_ptr<Module>> GetImage(std::vector<uint8_t> image,
@@ -39,6 +44,7 @@ class ModuleCache {
     uint64_t evictions = 0;
     uint64_t bytes = 0;
     uint64_t modules = 0;
+    uint64_t row_bytes = 0;  // held by the row caches of every module
   };
   Stats stats() const;
 
@@ -61,6 +67,7 @@ class ModuleCache {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const uint64_t max_bytes_;
+  const std::shared_ptr<RowBudget> row_budget_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
   // build-id -> the key of an entry holding that module.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -190,6 +191,55 @@ TEST(ModuleCacheTest, EvictionKeepsModulesOthersStillReference) {
   EXPECT_EQ(cache.stats().modules, 1u);
   EXPECT_EQ(cache.FindByBuildId((*probe.GetFile(SelfExe()))->build_id()), nullptr);
   EXPECT_EQ(cache.stats().evictions, 2u);
+}
+
+// The rows cached across every module stay under the cache's row budget;
+// when it is spent, every module starts afresh, so the module in use is
+// never starved by the rows of another.
+TEST(ModuleCacheTest, RowCachesShareOneBudget) {
+  const uint64_t entry = Module::kRowCacheEntryBytes;
+  ModuleCache cache(uint64_t{1} << 40, /*max_row_bytes=*/3 * entry);
+  absl::StatusOr<std::shared_ptr<Module>> self = cache.GetFile(SelfExe());
+  absl::StatusOr<std::shared_ptr<Module>> libc =
+      cache.GetFile("/usr/lib/x86_64-linux-gnu/libc.so.6");
+  ASSERT_TRUE(self.ok() && libc.ok());
+  const uint64_t pc = reinterpret_cast<uintptr_t>(&ModuleTestFunction) - MainProgramBias();
+  const std::optional<std::pair<uint64_t, uint64_t>> fn = (*libc)->FunctionBounds(0x30000);
+  ASSERT_TRUE(fn.has_value());
+  // Three rows of ours fill the budget.
+  for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE((*self)->FindRow(pc + i).ok());
+  EXPECT_EQ(cache.stats().row_bytes, 3 * entry);
+  EXPECT_EQ((*self)->row_cache_bytes(), 3 * entry);
+  // libc's first row does not fit: served uncached, and everyone drops theirs.
+  ASSERT_TRUE((*libc)->FindRow(fn->first).ok());
+  EXPECT_EQ(cache.stats().row_bytes, 0u);
+  EXPECT_EQ((*self)->row_cache_bytes(), 0u);
+  // So libc's next rows are cached.
+  ASSERT_TRUE((*libc)->FindRow(fn->first).ok());
+  ASSERT_TRUE((*libc)->FindRow(fn->first + 1).ok());
+  EXPECT_EQ((*libc)->row_cache_bytes(), 2 * entry);
+  EXPECT_EQ(cache.stats().row_bytes, 2 * entry);
+  // A module that goes away gives its bytes back.
+  ModuleCache small(/*max_bytes=*/1, /*max_row_bytes=*/3 * entry);
+  {
+    absl::StatusOr<std::shared_ptr<Module>> unkept = small.GetFile(SelfExe());
+    ASSERT_TRUE(unkept.ok());
+    ASSERT_TRUE((*unkept)->FindRow(pc).ok());
+    EXPECT_EQ(small.stats().row_bytes, entry);
+  }
+  EXPECT_EQ(small.stats().row_bytes, 0u);
+}
+
+TEST(ModuleCacheTest, ARowCacheBudgetOfZeroCachesNothing) {
+  ModuleCache cache(uint64_t{1} << 40, /*max_row_bytes=*/0);
+  absl::StatusOr<std::shared_ptr<Module>> self = cache.GetFile(SelfExe());
+  ASSERT_TRUE(self.ok());
+  const uint64_t pc = reinterpret_cast<uintptr_t>(&ModuleTestFunction) - MainProgramBias();
+  absl::StatusOr<ModuleRow> a = (*self)->FindRow(pc);
+  absl::StatusOr<ModuleRow> b = (*self)->FindRow(pc);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->row.cfa, b->row.cfa);
+  EXPECT_EQ(cache.stats().row_bytes, 0u);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 //  BM_LiveStack/46  (the recursion fixture's 306-frame thread, and its
 //                   46-frame one), registers and stack read anew each time:
 //                   µs per stack.
-// Resident sizes of the module cache are reported as counters.
+// Sizes of the module, row and step caches are reported as counters.
 #include <elf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -106,7 +106,11 @@ void BM_WarmUnwind(benchmark::State& state) {
       frames, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   state.counters["samples"] = prepared.size();
   state.counters["processes"] = spaces.size();
+  // Memory: the mapped images of the cached modules, the heap their row
+  // caches hold (bounded together by ModuleCache's row budget), and the
+  // fixed-size step caches of the address spaces.
   state.counters["module_cache_bytes"] = cache.stats().bytes;
+  state.counters["row_cache_bytes"] = cache.stats().row_bytes;
   state.counters["step_cache_bytes"] = step_cache_bytes;
 }
 BENCHMARK(BM_WarmUnwind)->Unit(benchmark::kMicrosecond);
