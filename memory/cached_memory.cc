@@ -9,18 +9,20 @@
 // Random misses (code bytes, .eh_frame of a module read from memory) stay
 // small.
 //
+// Reads of two pages or more go straight to the inner memory: they are a
+// memory::StackWindow's bulk reads, which keep their own copy.
+//
 // Valid only while the inner memory does not change (a stopped target, a
 // core, a snapshot): nothing is ever invalidated.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
 #include "memory/factories.h"
 #include "memory/internal.h"
 #include "memory/memory.h"
@@ -34,6 +36,7 @@ namespace {
 constexpr uint64_t kPageSize = 4096;
 constexpr uint64_t kMinReadAheadPages = 2;
 constexpr uint64_t kMaxReadAheadPages = 32;
+constexpr uint64_t kBypassBytes = 2 * kPageSize;
 
 class CachedMemory final : public Memory {
  public:
@@ -43,8 +46,10 @@ class CachedMemory final : public Memory {
   size_t Read(uint64_t addr, absl::Span<uint8_t> dst) override {
     const uint64_t size = internal::ClampToAddressSpace(addr, dst.size());
     if (size == 0) return 0;
-    if (max_pages_ == 0) return inner_->Read(addr, dst.first(size));
-    absl::MutexLock lock(&mu_);
+    // Bulk reads (a stack window's) are read once and kept by their
+    // reader: copying them page by page through the cache buys nothing.
+    if (max_pages_ == 0 || size >= kBypassBytes) return inner_->Read(addr, dst.first(size));
+    std::lock_guard<std::mutex> lock(mu_);
     uint64_t done = 0;
     while (done < size) {
       uint64_t a = addr + done;
@@ -70,8 +75,7 @@ class CachedMemory final : public Memory {
  private:
   // The cached readable prefix of `page` (possibly empty), read on first use
   // together with the pages after it (see read-ahead above).
-  const std::vector<uint8_t>& PageLocked(uint64_t page)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  const std::vector<uint8_t>& PageLocked(uint64_t page) {
     auto it = pages_.find(page);
     if (it != pages_.end()) return it->second;
     // Bounded memory: dropping everything is simpler than LRU and fine for
@@ -100,12 +104,14 @@ class CachedMemory final : public Memory {
   const std::unique_ptr<Memory> owned_;  // null for a view
   Memory* const inner_;
   const size_t max_pages_;
-  absl::Mutex mu_;
-  absl::flat_hash_map<uint64_t, std::vector<uint8_t>> pages_
-      ABSL_GUARDED_BY(mu_);
-  std::vector<uint8_t> buffer_ ABSL_GUARDED_BY(mu_);
-  uint64_t read_ahead_ ABSL_GUARDED_BY(mu_) = kMinReadAheadPages;
-  uint64_t next_sequential_ ABSL_GUARDED_BY(mu_) = 0;
+  // Guards everything below. A std::mutex: Debian's Abseil keeps deadlock-
+  // detection bookkeeping on every absl::Mutex lock, and this one is taken
+  // per read.
+  std::mutex mu_;
+  absl::flat_hash_map<uint64_t, std::vector<uint8_t>> pages_;
+  std::vector<uint8_t> buffer_;
+  uint64_t read_ahead_ = kMinReadAheadPages;
+  uint64_t next_sequential_ = 0;
 };
 
 }  // namespace
