@@ -3,6 +3,8 @@
 #   per stack: unwindd vs libdw (dwfl_getthread_frames) vs libunwind-ptrace,
 #              each attached once to the same stopped thread, N unwinds;
 #   whole command: `unwind pid` vs `eu-stack -p` on the same process.
+# floor_us is not an unwinder: one PTRACE_GETREGSET and one 512-byte
+# process_vm_readv of the same thread, the least any of them pays per stack.
 # Exits non-zero if any peer's frames differ from ours.
 #
 #   bazel run -c opt //testdata/bench:compare [-- ITERATIONS [RUNS]]
@@ -32,12 +34,13 @@ run_driver() {  # run_driver DRIVER PID TID -> "ns frames..."
   echo "$(sed -n 's/^ns_per_stack //p' <<<"$out") $(sed -n 's/^frames //p' <<<"$out")"
 }
 
-printf '%-24s %7s %6s %12s %12s %12s %9s %9s\n' program tid frames \
-  unwindd_us libdw_us libunwind_us libdw/us libunw/us
+printf '%-24s %7s %6s %9s %12s %12s %12s %9s %9s\n' program tid frames \
+  floor_us unwindd_us libdw_us libunwind_us libdw/us libunw/us
 for prog in demo threads_c_O2_nofp_pie recursion_O2_nofp_pie; do
   start "testdata/$prog"
   for task in /proc/"$pid"/task/*; do
     tid=${task##*/}
+    read -r floor_ns _ <<<"$(run_driver floor_driver "$pid" "$tid")"
     read -r ours_ns ours <<<"$(run_driver unwindd_driver "$pid" "$tid")"
     read -r dw_ns dw <<<"$(run_driver libdw_driver "$pid" "$tid")"
     read -r lu_ns lu <<<"$(run_driver libunwind_driver "$pid" "$tid")"
@@ -50,8 +53,8 @@ for prog in demo threads_c_O2_nofp_pie recursion_O2_nofp_pie; do
       fi
     done
     n=$(wc -w <<<"$ours")
-    awk -v p="$prog" -v t="$tid" -v n="$n" -v o="$ours_ns" -v d="$dw_ns" -v l="$lu_ns" \
-      'BEGIN { printf "%-24s %7d %6d %12.1f %12.1f %12.1f %8.1fx %8.1fx\n", p, t, n, o/1000, d/1000, l/1000, d/o, l/o }'
+    awk -v p="$prog" -v t="$tid" -v n="$n" -v f="$floor_ns" -v o="$ours_ns" -v d="$dw_ns" -v l="$lu_ns" \
+      'BEGIN { printf "%-24s %7d %6d %9.1f %12.1f %12.1f %12.1f %8.1fx %8.1fx\n", p, t, n, f/1000, o/1000, d/1000, l/1000, d/o, l/o }'
   done
 done
 
