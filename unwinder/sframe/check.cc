@@ -43,7 +43,7 @@ arch::RegisterSet SyntheticRegisters(arch::Arch a, uint64_t pc) {
   arch::RegisterSet regs(a);
   const arch::ArchInfo& info = arch::GetArchInfo(a);
   for (int r = 0; r < info.num_regs; ++r) {
-    regs.Set(r, 0x100000000000ULL + (uint64_t{r} + 1) * 0x100000000ULL);
+    regs.Set(r, 0x100000000000ULL + (static_cast<uint64_t>(r) + 1) * 0x100000000ULL);
   }
   regs.set_pc(pc);
   return regs;
