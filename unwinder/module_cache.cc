@@ -1,11 +1,13 @@
 #include "unwinder/module_cache.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <utility>
 
 #include "absl/hash/hash.h"
 #include "absl/strings/str_format.h"
+#include "memory/scoped_fd.h"
 
 namespace unwindd::unwinder {
 
@@ -88,8 +90,15 @@ std::shared_ptr<Module> ModuleCache::FindByBuildId(const std::string& build_id) 
 }
 
 absl::StatusOr<std::shared_ptr<Module>> ModuleCache::GetFile(const std::string& path) {
+  // Opened, not just stat'ed, even when the module is cached: the caller
+  // must be able to read the file (the server runs each core request with
+  // the client's filesystem identity), and a module cached for another
+  // caller must not answer for one who may only see the file's name. The
+  // key comes from the file we opened, not from whatever the path names by
+  // the time we look.
+  memory::ScopedFd fd = memory::OpenCloexec(path.c_str(), O_RDONLY | O_NONBLOCK);
   struct stat st;
-  if (stat(path.c_str(), &st) != 0) {
+  if (!fd.valid() || fstat(fd.get(), &st) != 0) {
     // Let Module::OpenFile produce the right error for the path.
     return Module::OpenFile(path);
   }

@@ -1,12 +1,16 @@
 #include "unwinder/module.h"
 
 #include <link.h>
+#include <sys/fsuid.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -228,6 +232,40 @@ TEST(ModuleCacheTest, RowCachesShareOneBudget) {
     EXPECT_EQ(small.stats().row_bytes, entry);
   }
   EXPECT_EQ(small.stats().row_bytes, 0u);
+}
+
+// A module cached for one reader does not answer for another who may see
+// the file's name but not read it (the server unwinds each core with its
+// client's filesystem identity).
+TEST(ModuleCacheTest, ACachedModuleIsOnlyForThoseWhoMayReadTheFile) {
+  char dir_template[] = "/tmp/module_cache_test_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  ASSERT_EQ(chmod(dir.c_str(), 0755), 0);
+  const std::string secret = dir + "/secret";
+  {
+    std::ifstream in(SelfExe(), std::ios::binary);
+    std::ofstream out(secret, std::ios::binary | std::ios::trunc);
+    out << in.rdbuf();
+  }
+  ASSERT_EQ(chmod(secret.c_str(), 0600), 0);
+  ModuleCache cache;
+  ASSERT_TRUE(cache.GetFile(secret).ok());  // as root: opened and cached
+
+  absl::StatusOr<std::shared_ptr<Module>> as_nobody = absl::UnknownError("not run");
+  std::thread t([&] {
+    // setfsuid is per thread: only this one reads files as uid 65534.
+    setfsgid(65534);
+    setfsuid(65534);
+    struct stat st;
+    ASSERT_EQ(stat(secret.c_str(), &st), 0);  // the name is visible
+    as_nobody = cache.GetFile(secret);
+  });
+  t.join();
+  EXPECT_TRUE(absl::IsPermissionDenied(as_nobody.status())) << as_nobody.status();
+  EXPECT_TRUE(cache.GetFile(secret).ok());
+  unlink(secret.c_str());
+  rmdir(dir.c_str());
 }
 
 TEST(ModuleCacheTest, ARowCacheBudgetOfZeroCachesNothing) {
