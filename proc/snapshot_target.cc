@@ -22,23 +22,29 @@ namespace {
 // reads half from each.
 class SnapshotMemory final : public memory::Memory {
  public:
-  SnapshotMemory(const Snapshot& s, std::unique_ptr<memory::Memory> process)
-      : snapshot_(s), process_(std::move(process)) {}
+  explicit SnapshotMemory(const std::vector<SnapshotMapping>& mappings)
+      : mappings_(mappings) {}
+
+  void SetSample(uint64_t stack_address, absl::Span<const uint8_t> stack,
+                 memory::Memory* process) {
+    stack_address_ = stack_address;
+    stack_ = stack;
+    process_ = process;
+  }
 
   size_t Read(uint64_t addr, absl::Span<uint8_t> dst) override {
     if (dst.empty()) return 0;
     // 1. The stack copy.
-    const uint64_t stack_end = snapshot_.stack_address + snapshot_.stack.size();
-    if (addr >= snapshot_.stack_address && addr < stack_end) {
+    const uint64_t stack_end = stack_address_ + stack_.size();
+    if (addr >= stack_address_ && addr < stack_end) {
       size_t n = std::min<uint64_t>(dst.size(), stack_end - addr);
-      std::memcpy(dst.data(), &snapshot_.stack[addr - snapshot_.stack_address],
-                  n);
+      std::memcpy(dst.data(), &stack_[addr - stack_address_], n);
       return n;
     }
     // Nothing else may hide bytes of the stack copy that follow addr.
-    if (addr < snapshot_.stack_address &&
-        snapshot_.stack_address - addr < dst.size()) {
-      dst = dst.first(snapshot_.stack_address - addr);
+    if (!stack_.empty() && addr < stack_address_ &&
+        stack_address_ - addr < dst.size()) {
+      dst = dst.first(stack_address_ - addr);
     }
     const SnapshotMapping* m = Find(addr);
     if (m != nullptr) dst = dst.first(std::min<uint64_t>(dst.size(), m->mapping.end - addr));
@@ -68,21 +74,21 @@ class SnapshotMemory final : public memory::Memory {
     return 0;
   }
 
+  // Valid until the next sample (an unwind never spans two).
   HeldBytes HeldBytesAt(uint64_t addr) override {
-    if (addr < snapshot_.stack_address ||
-        addr - snapshot_.stack_address >= snapshot_.stack.size()) {
+    if (addr < stack_address_ || addr - stack_address_ >= stack_.size()) {
       return {};
     }
-    return {snapshot_.stack_address, absl::MakeConstSpan(snapshot_.stack)};
+    return {stack_address_, stack_};
   }
 
  private:
   const SnapshotMapping* Find(uint64_t addr) const {
-    // Sorted by start and non-overlapping (checked by CreateSnapshotTarget).
+    // Sorted by start and non-overlapping (checked by SnapshotTarget::Create).
     auto it = std::upper_bound(
-        snapshot_.mappings.begin(), snapshot_.mappings.end(), addr,
+        mappings_.begin(), mappings_.end(), addr,
         [](uint64_t a, const SnapshotMapping& m) { return a < m.mapping.start; });
-    if (it == snapshot_.mappings.begin()) return nullptr;
+    if (it == mappings_.begin()) return nullptr;
     --it;
     return it->mapping.Contains(addr) ? &*it : nullptr;
   }
@@ -96,28 +102,66 @@ class SnapshotMemory final : public memory::Memory {
     return m.file->Read(off, dst);
   }
 
-  const Snapshot& snapshot_;
-  std::unique_ptr<memory::Memory> process_;
+  const std::vector<SnapshotMapping>& mappings_;
+  uint64_t stack_address_ = 0;
+  absl::Span<const uint8_t> stack_;
+  memory::Memory* process_ = nullptr;
 };
 
-class SnapshotTarget final : public Target {
+class SnapshotTargetImpl final : public SnapshotTarget {
  public:
-  SnapshotTarget(Snapshot s, std::unique_ptr<memory::Memory> process)
-      : snapshot_(std::move(s)), memory_(snapshot_, std::move(process)) {
-    for (const SnapshotMapping& m : snapshot_.mappings) {
+  // `mappings` sorted, checked and with dev/inode from their files.
+  SnapshotTargetImpl(arch::Arch arch, pid_t pid, std::vector<SnapshotMapping> mappings)
+      : arch_(arch), pid_(pid), snapshot_mappings_(std::move(mappings)),
+        memory_(snapshot_mappings_) {
+    mappings_.reserve(snapshot_mappings_.size());
+    for (const SnapshotMapping& m : snapshot_mappings_) {
       mappings_.push_back(m.mapping);
     }
   }
 
-  arch::Arch arch() const override { return snapshot_.arch; }
-  pid_t pid() const override { return snapshot_.pid; }
-  std::vector<pid_t> Threads() const override { return {snapshot_.tid}; }
+  absl::Status SetSample(const SnapshotSample& sample) override {
+    ClearSample();
+    const arch::ArchInfo& info = arch::GetArchInfo(arch_);
+    if (sample.registers.arch() != arch_) {
+      return absl::InvalidArgumentError(
+          "the registers are not of the snapshot's architecture");
+    }
+    if (!sample.registers.Valid(info.pc) || !sample.registers.Valid(info.sp)) {
+      return absl::InvalidArgumentError(
+          "the registers must include the program counter and stack pointer");
+    }
+    if (sample.stack_address + sample.stack.size() < sample.stack_address) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "the stack copy at 0x%x wraps around the address space",
+          sample.stack_address));
+    }
+    has_sample_ = true;
+    tid_ = sample.tid;
+    registers_ = sample.registers;
+    memory_.SetSample(sample.stack_address, sample.stack, sample.process);
+    return absl::OkStatus();
+  }
+
+  void ClearSample() override {
+    has_sample_ = false;
+    tid_ = 0;
+    registers_ = arch::RegisterSet(arch_);
+    memory_.SetSample(0, {}, nullptr);
+  }
+
+  arch::Arch arch() const override { return arch_; }
+  pid_t pid() const override { return pid_; }
+  std::vector<pid_t> Threads() const override {
+    if (!has_sample_) return {};
+    return {tid_};
+  }
   absl::StatusOr<arch::RegisterSet> InitialRegisters(pid_t tid) override {
-    if (tid != snapshot_.tid) {
+    if (!has_sample_ || tid != tid_) {
       return absl::NotFoundError(
           absl::StrFormat("thread %d is not in the snapshot", tid));
     }
-    return snapshot_.registers;
+    return registers_;
   }
   memory::Memory& memory() override { return memory_; }
   const std::vector<Mapping>& mappings() const override { return mappings_; }
@@ -134,14 +178,55 @@ class SnapshotTarget final : public Target {
  private:
   const SnapshotMapping* Find(const Mapping& m) const {
     auto it = std::lower_bound(
-        snapshot_.mappings.begin(), snapshot_.mappings.end(), m.start,
+        snapshot_mappings_.begin(), snapshot_mappings_.end(), m.start,
         [](const SnapshotMapping& a, uint64_t s) { return a.mapping.start < s; });
-    return it != snapshot_.mappings.end() && it->mapping.start == m.start ? &*it : nullptr;
+    return it != snapshot_mappings_.end() && it->mapping.start == m.start ? &*it
+                                                                            : nullptr;
   }
 
-  const Snapshot snapshot_;
+  const arch::Arch arch_;
+  const pid_t pid_;
+  const std::vector<SnapshotMapping> snapshot_mappings_;
   SnapshotMemory memory_;
   std::vector<Mapping> mappings_;
+  bool has_sample_ = false;
+  pid_t tid_ = 0;
+  arch::RegisterSet registers_{arch_};
+};
+
+// CreateSnapshotTarget's: one sample, owning its stack copy and process
+// memory.
+class OwningSnapshotTarget final : public Target {
+ public:
+  OwningSnapshotTarget(std::unique_ptr<SnapshotTarget> inner,
+                       std::vector<uint8_t> stack,
+                       std::unique_ptr<memory::Memory> process)
+      : inner_(std::move(inner)), stack_(std::move(stack)), process_(std::move(process)) {}
+
+  absl::Status Init(pid_t tid, const arch::RegisterSet& regs, uint64_t stack_address) {
+    return inner_->SetSample(
+        {tid, regs, stack_address, absl::MakeConstSpan(stack_), process_.get()});
+  }
+
+  arch::Arch arch() const override { return inner_->arch(); }
+  pid_t pid() const override { return inner_->pid(); }
+  std::vector<pid_t> Threads() const override { return inner_->Threads(); }
+  absl::StatusOr<arch::RegisterSet> InitialRegisters(pid_t tid) override {
+    return inner_->InitialRegisters(tid);
+  }
+  memory::Memory& memory() override { return inner_->memory(); }
+  const std::vector<Mapping>& mappings() const override { return inner_->mappings(); }
+  std::vector<std::string> FileCandidates(const Mapping& m) const override {
+    return inner_->FileCandidates(m);
+  }
+  std::string RecordedBuildId(const Mapping& m) const override {
+    return inner_->RecordedBuildId(m);
+  }
+
+ private:
+  std::unique_ptr<SnapshotTarget> inner_;
+  const std::vector<uint8_t> stack_;
+  std::unique_ptr<memory::Memory> process_;
 };
 
 }  // namespace
@@ -173,48 +258,46 @@ size_t SnapshotFile::Read(uint64_t offset, absl::Span<uint8_t> dst) const {
   return n > 0 ? static_cast<size_t>(n) : 0;
 }
 
-absl::StatusOr<std::unique_ptr<Target>> CreateSnapshotTarget(
-    Snapshot snapshot, std::unique_ptr<memory::Memory> process_memory) {
-  const arch::ArchInfo& info = arch::GetArchInfo(snapshot.arch);
-  if (snapshot.registers.arch() != snapshot.arch) {
-    return absl::InvalidArgumentError(
-        "the registers are not of the snapshot's architecture");
-  }
-  if (!snapshot.registers.Valid(info.pc) || !snapshot.registers.Valid(info.sp)) {
-    return absl::InvalidArgumentError(
-        "the registers must include the program counter and stack pointer");
-  }
-  if (snapshot.stack_address + snapshot.stack.size() < snapshot.stack_address) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "the stack copy at 0x%x wraps around the address space",
-        snapshot.stack_address));
-  }
-  std::sort(snapshot.mappings.begin(), snapshot.mappings.end(),
+absl::StatusOr<std::unique_ptr<SnapshotTarget>> SnapshotTarget::Create(
+    arch::Arch arch, pid_t pid, std::vector<SnapshotMapping> mappings) {
+  std::sort(mappings.begin(), mappings.end(),
             [](const SnapshotMapping& a, const SnapshotMapping& b) {
               return a.mapping.start < b.mapping.start;
             });
-  for (size_t i = 0; i < snapshot.mappings.size(); ++i) {
-    Mapping& m = snapshot.mappings[i].mapping;
+  for (size_t i = 0; i < mappings.size(); ++i) {
+    Mapping& m = mappings[i].mapping;
     if (m.start >= m.end) {
       return absl::InvalidArgumentError(
           absl::StrFormat("empty mapping at 0x%x", m.start));
     }
-    if (i > 0 && snapshot.mappings[i - 1].mapping.end > m.start) {
+    if (i > 0 && mappings[i - 1].mapping.end > m.start) {
       return absl::InvalidArgumentError(
           absl::StrFormat("mappings overlap at 0x%x", m.start));
     }
     // The address space groups a file's mappings and checks a candidate
     // file by inode: both come from the file we really opened, never from
     // the request.
-    const SnapshotFile* f = snapshot.mappings[i].file.get();
+    const SnapshotFile* f = mappings[i].file.get();
     m.inode = f != nullptr ? f->inode() : 0;
     m.dev_major = f != nullptr ? major(f->dev()) : 0;
     m.dev_minor = f != nullptr ? minor(f->dev()) : 0;
     m.deleted = false;
     if (f != nullptr && m.path.empty()) m.path = f->proc_path();
   }
-  return std::unique_ptr<Target>(
-      new SnapshotTarget(std::move(snapshot), std::move(process_memory)));
+  return std::unique_ptr<SnapshotTarget>(
+      new SnapshotTargetImpl(arch, pid, std::move(mappings)));
+}
+
+absl::StatusOr<std::unique_ptr<Target>> CreateSnapshotTarget(
+    Snapshot snapshot, std::unique_ptr<memory::Memory> process_memory) {
+  absl::StatusOr<std::unique_ptr<SnapshotTarget>> inner = SnapshotTarget::Create(
+      snapshot.arch, snapshot.pid, std::move(snapshot.mappings));
+  if (!inner.ok()) return inner.status();
+  auto target = std::make_unique<OwningSnapshotTarget>(
+      *std::move(inner), std::move(snapshot.stack), std::move(process_memory));
+  absl::Status s = target->Init(snapshot.tid, snapshot.registers, snapshot.stack_address);
+  if (!s.ok()) return s;
+  return std::unique_ptr<Target>(std::move(target));
 }
 
 }  // namespace unwindd::proc

@@ -10,6 +10,19 @@
 //   absl::StatusOr<std::unique_ptr<Target>> t =
 //       CreateSnapshotTarget(std::move(s), /*process_memory=*/nullptr);
 //
+// A stream of samples of one process (a profiler's) keeps one
+// SnapshotTarget for as long as the mappings stay the same, so that an
+// unwinder::AddressSpace built over it (its opened modules, its per-PC step
+// cache) serves every sample; only the per-sample parts change:
+//
+//   std::unique_ptr<SnapshotTarget> t = *SnapshotTarget::Create(arch, pid, mappings);
+//   unwinder::AddressSpace space(*t, cache);
+//   for (each sample) {
+//     t->SetSample({tid, regs, sp, stack_bytes, process_memory_or_null});
+//     UnwindTarget(*t, space, options);
+//     t->ClearSample();               // nothing of it is seen by the next one
+//   }
+//
 // Memory is an overlay, first match wins, per byte range:
 //   1. the stack copy;
 //   2. in-memory images given for a mapping (e.g. a [vdso] copy);
@@ -100,6 +113,33 @@ struct Snapshot {
   std::vector<SnapshotMapping> mappings;  // any order; must not overlap
 };
 
+// The per-sample parts of a SnapshotTarget. Borrowed, not copied: `stack`
+// and `process` must stay valid until the next SetSample or ClearSample.
+struct SnapshotSample {
+  pid_t tid = 0;
+  arch::RegisterSet registers;  // must hold at least the PC and SP
+  uint64_t stack_address = 0;   // target address of stack[0]
+  absl::Span<const uint8_t> stack;
+  // The live process's memory for this sample (overlay step 4), or null.
+  memory::Memory* process = nullptr;
+};
+
+// A Target over fixed mappings whose one thread is replaced sample by
+// sample. Without a sample it has no threads and its memory holds no stack.
+class SnapshotTarget : public Target {
+ public:
+  // InvalidArgument for overlapping or empty mappings.
+  static absl::StatusOr<std::unique_ptr<SnapshotTarget>> Create(
+      arch::Arch arch, pid_t pid, std::vector<SnapshotMapping> mappings);
+
+  // InvalidArgument (and no sample set) for registers of another arch or
+  // without PC or SP, or a stack range that wraps.
+  virtual absl::Status SetSample(const SnapshotSample& sample) = 0;
+  // Forgets the sample: its stack, registers and process memory.
+  virtual void ClearSample() = 0;
+};
+
+// One sample that owns its stack copy and process memory.
 // InvalidArgument for overlapping or empty mappings, a stack range that
 // wraps, registers of another arch or without PC or SP.
 absl::StatusOr<std::unique_ptr<Target>> CreateSnapshotTarget(

@@ -326,6 +326,90 @@ __attribute__((noinline)) void CompareWithLive() {
 
 TEST(SnapshotTargetTest, CopiedStackUnwindsLikeTheLiveProcess) { CompareWithLive(); }
 
+// One SnapshotTarget and one AddressSpace over it serve a stream of
+// samples: each sample is unwound from its own stack only, nothing of a
+// sample survives ClearSample, and a rejected sample leaves none set.
+TEST(SnapshotTargetTest, SamplesReplaceEachOtherOverOneAddressSpace) {
+  constexpr uint64_t kStack = 0x7fff12340000;
+  const uint64_t leaf_pc = reinterpret_cast<uint64_t>(snapshot_leaf_body_addr);
+  const uint64_t ret = reinterpret_cast<uint64_t>(snapshot_outer_ret_addr);
+  absl::StatusOr<std::unique_ptr<SnapshotTarget>> t =
+      SnapshotTarget::Create(arch::Arch::kX86_64, 0, OwnMappings(true));
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE((*t)->Threads().empty());
+  unwinder::ModuleCache cache;
+  unwinder::AddressSpace space(**t, cache);
+
+  arch::RegisterSet regs = Regs(leaf_pc, kStack);
+  regs.Set(kRbp, kStack);
+  // The saved rbp, then the return address into snapshot_outer.
+  std::vector<uint8_t> full(16, 0);
+  std::memcpy(full.data() + 8, &ret, 8);
+  std::vector<uint8_t> short_copy(8, 0);  // no return address
+
+  auto unwind = [&](pid_t tid, absl::Span<const uint8_t> stack) {
+    absl::Status s = (*t)->SetSample({tid, regs, kStack, stack, nullptr});
+    EXPECT_TRUE(s.ok()) << s;
+    unwinder::ProcessStacks out = unwinder::UnwindTarget(**t, space, {});
+    (*t)->ClearSample();
+    EXPECT_EQ(out.threads.size(), 1u);
+    return out.threads.empty() ? unwinder::ThreadStack{} : out.threads[0];
+  };
+  unwinder::ThreadStack first = unwind(11, full);
+  ASSERT_EQ(first.frames.size(), 2u) << first.stop_detail;
+  EXPECT_EQ(first.tid, 11);
+  EXPECT_EQ(first.frames[1].pc, ret);
+  EXPECT_EQ(first.stop, unwinder::StopReason::kEndOfStack);
+
+  // Cleared: no thread, and the last sample's stack is not readable.
+  EXPECT_TRUE((*t)->Threads().empty());
+  EXPECT_FALSE((*t)->InitialRegisters(11).ok());
+  EXPECT_TRUE(Read(**t, kStack, 8).empty());
+
+  // The next sample has only the saved rbp: the return address that the
+  // first one had at kStack + 8 must not be found.
+  unwinder::ThreadStack second = unwind(12, short_copy);
+  EXPECT_EQ(second.tid, 12);
+  EXPECT_EQ(second.frames.size(), 1u);
+  EXPECT_EQ(second.stop, unwinder::StopReason::kMemoryError);
+
+  // And the same address space, modules and cached steps, again.
+  unwinder::ThreadStack third = unwind(13, full);
+  ASSERT_EQ(third.frames.size(), first.frames.size());
+  for (size_t i = 0; i < third.frames.size(); ++i) {
+    EXPECT_EQ(third.frames[i].pc, first.frames[i].pc);
+    EXPECT_EQ(third.frames[i].sp, first.frames[i].sp);
+    EXPECT_EQ(third.frames[i].module, first.frames[i].module);
+  }
+
+  // Rejected samples set nothing.
+  absl::Status bad = (*t)->SetSample(
+      {14, arch::RegisterSet(arch::Arch::kX86_64), kStack, full, nullptr});
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE((*t)->Threads().empty());
+  EXPECT_EQ((*t)->SetSample({15, regs, ~uint64_t{0} - 4, full, nullptr}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Read(**t, kStack, 8).empty());
+  arch::RegisterSet aarch64(arch::Arch::kAArch64);
+  EXPECT_FALSE((*t)->SetSample({16, aarch64, kStack, full, nullptr}).ok());
+}
+
+// A sample's process memory is used for that sample only.
+TEST(SnapshotTargetTest, ProcessMemoryIsPerSample) {
+  constexpr uint64_t kStack = 0x7fff12340000;
+  absl::StatusOr<std::unique_ptr<SnapshotTarget>> t =
+      SnapshotTarget::Create(arch::Arch::kX86_64, 1, {});
+  ASSERT_TRUE(t.ok());
+  memory::testing::MapMemory process;
+  process.PutLe(kStack + 64, 0x1122334455667788, 8);
+  arch::RegisterSet regs = Regs(0x1000, kStack);
+  std::vector<uint8_t> stack(8, 0);
+  ASSERT_TRUE((*t)->SetSample({1, regs, kStack, stack, &process}).ok());
+  EXPECT_EQ(Read(**t, kStack + 64, 8).size(), 8u);
+  ASSERT_TRUE((*t)->SetSample({1, regs, kStack, stack, nullptr}).ok());
+  EXPECT_TRUE(Read(**t, kStack + 64, 8).empty());
+}
+
 TEST(SnapshotRegsTest, PerfX86_64) {
   // AX, SP, IP, FLAGS and R15: bits 0, 7, 8, 9, 23.
   uint64_t mask = (1u << 0) | (1u << 7) | (1u << 8) | (1u << 9) | (1u << 23);

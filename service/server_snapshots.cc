@@ -236,6 +236,70 @@ absl::StatusOr<std::vector<proc::SnapshotMapping>> SnapshotSession::Mappings(
   return out;
 }
 
+bool SnapshotSession::Space::Serves(const v1::SnapshotRequest& r, arch::Arch a,
+                                    bool readable) const {
+  if (a != arch || r.pid() != pid || readable != process_readable) return false;
+  // Later samples may omit the table of their pid.
+  if (r.mappings_size() == 0) return pid != 0;
+  if (r.mappings_size() != static_cast<int>(mappings.size()) ||
+      r.sysroot() != sysroot || r.path_map_size() != static_cast<int>(path_map.size())) {
+    return false;
+  }
+  for (int i = 0; i < r.path_map_size(); ++i) {
+    if (r.path_map(i).from() != path_map[i].first ||
+        r.path_map(i).to() != path_map[i].second) {
+      return false;
+    }
+  }
+  for (int i = 0; i < r.mappings_size(); ++i) {
+    const v1::Mapping& m = r.mappings(i);
+    const MappingKey& k = mappings[i];
+    if (m.start() != k.start || m.end() != k.end || m.offset() != k.offset ||
+        m.read() != k.read || m.write() != k.write || m.exec() != k.exec ||
+        m.path() != k.path || m.build_id() != k.build_id) {
+      return false;
+    }
+  }
+  return true;
+}
+
+absl::Status SnapshotSession::PrepareSpace(const v1::SnapshotRequest& r,
+                                           arch::Arch a, bool process_readable) {
+  if (space_ != nullptr && space_->Serves(r, a, process_readable)) {
+    return absl::OkStatus();
+  }
+  // The address space refers to the target: both go together, before the
+  // files of the new table are opened.
+  space_.reset();
+  absl::StatusOr<std::vector<proc::SnapshotMapping>> mappings =
+      Mappings(r, process_readable);
+  if (!mappings.ok()) return mappings.status();
+  auto space = std::make_unique<Space>();
+  space->arch = a;
+  space->pid = r.pid();
+  space->process_readable = process_readable;
+  if (r.mappings_size() > 0) {
+    space->mappings.reserve(r.mappings_size());
+    for (const v1::Mapping& m : r.mappings()) {
+      space->mappings.push_back({m.start(), m.end(), m.offset(), m.read(), m.write(),
+                                 m.exec(), m.path(), m.build_id()});
+    }
+    space->sysroot = r.sysroot();
+    for (const v1::PathMapping& pm : r.path_map()) {
+      space->path_map.emplace_back(pm.from(), pm.to());
+    }
+  }
+  absl::StatusOr<std::unique_ptr<proc::SnapshotTarget>> target =
+      proc::SnapshotTarget::Create(a, r.pid(), *std::move(mappings));
+  if (!target.ok()) return target.status();
+  space->target = *std::move(target);
+  if (process_readable) space->process = memory::CreateProcessVmReadvMemory(r.pid());
+  space->counted = CountReads(*space->target, env_.bytes_read);
+  space->space = std::make_unique<unwinder::AddressSpace>(*space->counted, *env_.cache);
+  space_ = std::move(space);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<UnwindResult> SnapshotSession::Unwind(
     const v1::SnapshotRequest& r, const std::atomic<bool>* cancel) {
   absl::Status valid = Validate(r);
@@ -247,28 +311,24 @@ absl::StatusOr<UnwindResult> SnapshotSession::Unwind(
   absl::StatusOr<unwinder::SourcePolicy> sources = SourcesFromProto(r.sources());
   if (!sources.ok()) return sources.status();
 
+  // Every sample: the process may have changed hands since the last one.
   const bool process_readable =
       r.pid() > 0 && CheckProcessAccess(caller_, r.pid()).ok();
-  absl::StatusOr<std::vector<proc::SnapshotMapping>> mappings =
-      Mappings(r, process_readable);
-  if (!mappings.ok()) return mappings.status();
+  absl::Status s = PrepareSpace(r, *a, process_readable);
+  if (!s.ok()) return s;
 
-  proc::Snapshot s;
-  s.arch = *a;
-  s.pid = r.pid();
-  s.tid = r.tid();
-  s.registers = *regs;
-  s.stack_address = r.stack_address();
-  s.stack.assign(r.stack().begin(), r.stack().end());
-  s.mappings = *std::move(mappings);
+  // Live memory is cached for this sample only: the process runs on.
   std::unique_ptr<memory::Memory> process;
-  if (process_readable) {
-    process = memory::CreateCachedMemory(
-        memory::CreateProcessVmReadvMemory(r.pid()), kProcessCachePages);
+  if (space_->process != nullptr) {
+    process = memory::CreateCachedMemoryView(*space_->process, kProcessCachePages);
   }
-  absl::StatusOr<std::unique_ptr<proc::Target>> target =
-      proc::CreateSnapshotTarget(std::move(s), std::move(process));
-  if (!target.ok()) return target.status();
+  proc::SnapshotTarget& target = *space_->target;
+  s = target.SetSample(
+      {r.tid(), *regs, r.stack_address(),
+       absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(r.stack().data()),
+                           r.stack().size()),
+       process.get()});
+  if (!s.ok()) return s;
 
   unwinder::UnwindOptions options;
   options.max_frames =
@@ -277,7 +337,11 @@ absl::StatusOr<UnwindResult> SnapshotSession::Unwind(
           : static_cast<int>(std::min<uint32_t>(r.max_frames(), limits_.max_frames));
   options.cancel = cancel;
   options.sources = *sources;
-  return UnwindAndDescribe(**target, env_, options);
+  UnwindResult result = Describe(
+      unwinder::UnwindTarget(*space_->counted, *space_->space, options), target);
+  // The request's stack and this sample's process memory go away now.
+  target.ClearSample();
+  return result;
 }
 
 }  // namespace unwindd::service

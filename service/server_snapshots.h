@@ -15,6 +15,18 @@
 // kept for the stream's lifetime (bounded), and their modules by the shared
 // ModuleCache, so a stream's later samples cost no file system work.
 //
+// Samples with the same mapping table (the same mappings, build-ids,
+// path_map, sysroot, pid and arch, or only the same pid) share one
+// proc::SnapshotTarget and one unwinder::AddressSpace over it — its opened
+// modules and its per-PC step cache — so a warm sample costs its own
+// validation and the walk, not a rebuild of the address space. Only the
+// sample's thread, registers and stack (borrowed from the request, never
+// copied) change, and they are cleared once the sample is unwound. A
+// different table replaces the shared ones (one per stream: bounded). What
+// is checked per sample stays per sample: the sample's limits and fields,
+// and whether the caller may read the process (a change of answer also
+// rebuilds, since the [vdso] and live memory depend on it).
+//
 // A session is used by one sample at a time (a stream's samples are
 // unwound in order) but on whichever worker thread runs the sample.
 #ifndef UNWINDD_SERVICE_SERVER_SNAPSHOTS_H_
@@ -31,11 +43,13 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "memory/memory.h"
 #include "proc/snapshot_target.h"
 #include "proto/unwinder.pb.h"
 #include "service/server_auth.h"
 #include "service/server_proto.h"
 #include "service/server_unwind.h"
+#include "unwinder/address_space.h"
 
 namespace unwindd::service {
 
@@ -87,7 +101,35 @@ class SnapshotSession {
                                       const std::atomic<bool>* cancel);
 
  private:
+  // What samples with one mapping table share; `space` is built over
+  // `counted`, which wraps `target`.
+  struct Space {
+    // The key: the request's table as sent (before path_map and sysroot).
+    struct MappingKey {
+      uint64_t start, end, offset;
+      bool read, write, exec;
+      std::string path, build_id;
+    };
+    arch::Arch arch = arch::Arch::kX86_64;
+    pid_t pid = 0;
+    bool process_readable = false;
+    std::vector<MappingKey> mappings;  // empty: read from /proc/PID/maps
+    std::string sysroot;
+    std::vector<std::pair<std::string, std::string>> path_map;
+
+    std::unique_ptr<memory::Memory> process;  // when process_readable
+    std::unique_ptr<proc::SnapshotTarget> target;
+    std::unique_ptr<proc::Target> counted;
+    std::unique_ptr<unwinder::AddressSpace> space;
+
+    // `r` has this table, or (no mappings) the same pid.
+    bool Serves(const v1::SnapshotRequest& r, arch::Arch a, bool readable) const;
+  };
+
   absl::Status Validate(const v1::SnapshotRequest& r) const;
+  // space_ for `r`: the current one if it serves, else a new one.
+  absl::Status PrepareSpace(const v1::SnapshotRequest& r, arch::Arch a,
+                            bool process_readable);
   absl::StatusOr<std::vector<proc::SnapshotMapping>> Mappings(
       const v1::SnapshotRequest& r, bool process_readable);
   // The file for `path` (already path-mapped), verified against `build_id`
@@ -108,6 +150,7 @@ class SnapshotSession {
   // The last sample's resolved mappings, reused by samples that send none.
   pid_t last_pid_ = -1;
   std::vector<proc::SnapshotMapping> last_mappings_;
+  std::unique_ptr<Space> space_;
 };
 
 }  // namespace unwindd::service

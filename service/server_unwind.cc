@@ -64,8 +64,13 @@ std::unique_ptr<proc::Target> CountReads(proc::Target& target,
 UnwindResult UnwindAndDescribe(proc::Target& target, const UnwindEnv& env,
                                const unwinder::UnwindOptions& options) {
   std::unique_ptr<proc::Target> counted = CountReads(target, env.bytes_read);
+  return Describe(unwinder::UnwindTarget(*counted, *env.cache, options), target);
+}
+
+UnwindResult Describe(unwinder::ProcessStacks stacks, const proc::Target& target) {
   UnwindResult r;
-  r.stacks = unwinder::UnwindTarget(*counted, *env.cache, options);
+  r.stacks = std::move(stacks);
+  r.module_offsets.reserve(r.stacks.modules.size());
   // A module's start is the start of its first mapping.
   for (const unwinder::ModuleInfo& m : r.stacks.modules) {
     uint64_t offset = 0;

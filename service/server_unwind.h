@@ -38,6 +38,9 @@ std::unique_ptr<proc::Target> CountReads(proc::Target& target,
 UnwindResult UnwindAndDescribe(proc::Target& target, const UnwindEnv& env,
                                const unwinder::UnwindOptions& options);
 
+// `stacks` (unwound over `target`) with each module's file offset.
+UnwindResult Describe(unwinder::ProcessStacks stacks, const proc::Target& target);
+
 struct LiveRequest {
   pid_t pid = 0;
   std::vector<pid_t> tids;
