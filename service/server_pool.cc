@@ -25,7 +25,8 @@ absl::Duration WorkPool::Job::queued_for() const {
   return ran_ ? started_ - submitted_ : absl::Now() - submitted_;
 }
 
-WorkPool::WorkPool(int threads, int max_queued) : max_queued_(max_queued) {
+WorkPool::WorkPool(int threads, int max_queued)
+    : max_queued_(max_queued), slots_(threads) {
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { WorkerLoop(); });
 }
 
@@ -79,8 +80,11 @@ void WorkPool::WorkerLoop() {
     std::shared_ptr<Job> job;
     {
       absl::MutexLock l(&mu_);
+      // Jobs run here by their callers take worker slots too.
       auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-        return HasRunnable() || (stopping_ && queue_.empty());
+        return (HasRunnable() &&
+                static_cast<int>(running_jobs_.size() + here_.size()) < slots_) ||
+               (stopping_ && queue_.empty());
       };
       mu_.Await(absl::Condition(&ready));
       job = TakeRunnable();
@@ -107,6 +111,24 @@ void WorkPool::WorkerLoop() {
   }
 }
 
+bool WorkPool::RunHereIfIdle(int64_t key, const Fn& fn, std::atomic<bool>& cancel) {
+  {
+    absl::MutexLock l(&mu_);
+    if (stopping_ || HasRunnable() ||
+        static_cast<int>(running_jobs_.size() + here_.size()) >= slots_ ||
+        (key != 0 && running_keys_.contains(key))) {
+      return false;
+    }
+    if (key != 0) running_keys_.insert(key);
+    here_.insert(&cancel);
+  }
+  fn(cancel);
+  absl::MutexLock l(&mu_);
+  if (key != 0) running_keys_.erase(key);
+  here_.erase(&cancel);
+  return true;
+}
+
 void WorkPool::Shutdown(bool cancel) {
   {
     absl::MutexLock l(&mu_);
@@ -115,6 +137,7 @@ void WorkPool::Shutdown(bool cancel) {
     if (cancel) {
       for (const std::shared_ptr<Job>& j : queue_) j->Cancel();
       for (const std::shared_ptr<Job>& j : running_jobs_) j->Cancel();
+      for (std::atomic<bool>* c : here_) c->store(true);
     }
   }
   for (std::thread& t : threads_) {
@@ -125,12 +148,66 @@ void WorkPool::Shutdown(bool cancel) {
 
 int WorkPool::running() const {
   absl::MutexLock l(&mu_);
-  return static_cast<int>(running_jobs_.size());
+  return static_cast<int>(running_jobs_.size() + here_.size());
 }
 
 int WorkPool::queued() const {
   absl::MutexLock l(&mu_);
   return static_cast<int>(queue_.size());
+}
+
+Watchdog::Watchdog(absl::Duration interval)
+    : interval_(interval), thread_([this] { Loop(); }) {}
+
+Watchdog::~Watchdog() {
+  {
+    absl::MutexLock l(&mu_);
+    stop_ = true;
+  }
+  thread_.join();
+}
+
+void Watchdog::Add(Watch* w) {
+  absl::MutexLock l(&mu_);
+  watches_.insert(w);
+  awake_ = true;  // wakes the loop if it was asleep; a no-op if not
+}
+
+void Watchdog::Remove(Watch* w) {
+  absl::MutexLock l(&mu_);
+  watches_.erase(w);
+}
+
+void Watchdog::Loop() {
+  // Polls while there is something to watch, and for a second after (a
+  // stream's next sample is usually close), then sleeps until Add.
+  const int idle_rounds = std::max<int64_t>(1, absl::Seconds(1) / interval_);
+  int idle = 0;
+  absl::MutexLock l(&mu_);
+  while (true) {
+    auto wake = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stop_ || awake_; };
+    mu_.Await(absl::Condition(&wake));
+    if (stop_) return;
+    auto stop = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stop_; };
+    if (mu_.AwaitWithTimeout(absl::Condition(&stop), interval_)) return;
+    const absl::Time now = absl::Now();
+    for (Watch* w : watches_) {
+      if (w->fired() != kNone) continue;
+      // Under mu_: Remove waits, so `w` is alive. gave_up() (a call's
+      // IsCancelled) is thread-safe and does not block.
+      Reason r = now >= w->deadline ? kDeadline
+                 : (w->gave_up && w->gave_up()) ? kGaveUp
+                                                : kNone;
+      if (r == kNone) continue;
+      w->reason.store(r);
+      w->cancel.store(true);
+    }
+    idle = watches_.empty() ? idle + 1 : 0;
+    if (idle >= idle_rounds) {
+      awake_ = false;
+      idle = 0;
+    }
+  }
 }
 
 }  // namespace unwindd::service

@@ -12,6 +12,13 @@
 //   absl::StatusOr<std::shared_ptr<WorkPool::Job>> job = pool.Submit(pid,
 //       [&](const std::atomic<bool>& cancel) { ... });
 //   if (!(*job)->Wait(deadline)) (*job)->Cancel();   // then Wait() again
+//
+// Short jobs that need no thread of their own (a snapshot sample: microseconds)
+// may instead run on the caller's thread when a worker is free, counting
+// as one of the `threads` running jobs, which saves the two thread
+// switches a handoff costs (RunHereIfIdle); a Watchdog then does for them
+// what the waiting caller does for a submitted job: cancel it at its
+// deadline or when its client gives up.
 #ifndef UNWINDD_SERVICE_SERVER_POOL_H_
 #define UNWINDD_SERVICE_SERVER_POOL_H_
 
@@ -75,6 +82,14 @@ class WorkPool {
   // will never run, and counts as done). False if it is running or ran.
   bool Withdraw(const std::shared_ptr<Job>& job);
 
+  // Runs `fn(cancel)` here, on the calling thread, if fewer than `threads`
+  // jobs are running, no queued job could run instead (nothing jumps the
+  // queue) and none with `key` is running; meanwhile it counts as a running
+  // job (running(), the limit, the key), and Shutdown(cancel=true) sets
+  // `cancel`. False, without running `fn`, otherwise (then Submit) and
+  // after Shutdown.
+  bool RunHereIfIdle(int64_t key, const Fn& fn, std::atomic<bool>& cancel);
+
   // Refuses new jobs, lets queued and running ones finish (they see cancel
   // if `cancel` is true: running walks stop at the next frame, queued jobs
   // are skipped), and joins the threads.
@@ -94,8 +109,54 @@ class WorkPool {
   std::deque<std::shared_ptr<Job>> queue_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<int64_t> running_keys_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::shared_ptr<Job>> running_jobs_ ABSL_GUARDED_BY(mu_);
+  // Jobs running on their caller's thread (RunHereIfIdle): their flags.
+  absl::flat_hash_set<std::atomic<bool>*> here_ ABSL_GUARDED_BY(mu_);
+  const int slots_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
+};
+
+// Cancels work running outside the pool's workers (RunHereIfIdle) at its
+// deadline or once `gave_up` says its client went away: what a caller
+// waiting for a submitted job does in its wait loop. One thread, polling
+// what is registered every `interval`; it sleeps on a condition once
+// nothing has been registered for a while, so an idle server is not woken.
+//
+//   Watchdog::Watch w(deadline, [&] { return context->IsCancelled(); });
+//   watchdog.Add(&w);
+//   ... work that checks w.cancel ...
+//   watchdog.Remove(&w);
+//   if (w.fired() != Watchdog::kNone) ...   // deadline or client
+class Watchdog {
+ public:
+  enum Reason { kNone = 0, kDeadline = 1, kGaveUp = 2 };
+  struct Watch {
+    Watch(absl::Time deadline, std::function<bool()> gave_up)
+        : deadline(deadline), gave_up(std::move(gave_up)) {}
+    Reason fired() const { return static_cast<Reason>(reason.load()); }
+    const absl::Time deadline;
+    const std::function<bool()> gave_up;
+    std::atomic<bool> cancel{false};
+    std::atomic<int> reason{kNone};
+  };
+
+  explicit Watchdog(absl::Duration interval);
+  ~Watchdog();
+
+  // `w` must stay alive until Remove(w), which returns once the watchdog
+  // is no longer looking at it.
+  void Add(Watch* w);
+  void Remove(Watch* w);
+
+ private:
+  void Loop();
+
+  const absl::Duration interval_;
+  absl::Mutex mu_;
+  absl::flat_hash_set<Watch*> watches_ ABSL_GUARDED_BY(mu_);
+  bool awake_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
 };
 
 }  // namespace unwindd::service

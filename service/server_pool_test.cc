@@ -1,6 +1,7 @@
 #include "service/server_pool.h"
 
 #include <atomic>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
@@ -90,6 +91,136 @@ TEST(WorkPoolTest, ShutdownCancelsRunningJobsAndRefusesNewOnes) {
   EXPECT_TRUE(saw_cancel.load());
   EXPECT_EQ(pool.Submit(0, [](const std::atomic<bool>&) {}).status().code(),
             absl::StatusCode::kUnavailable);
+}
+
+TEST(WorkPoolTest, RunHereIfIdleTakesAFreeWorkerSlotOnTheCallersThread) {
+  WorkPool pool(1, 4);
+  std::atomic<bool> cancel{false};
+  std::thread::id ran_on;
+  int running_inside = 0;
+  EXPECT_TRUE(pool.RunHereIfIdle(
+      7,
+      [&](const std::atomic<bool>&) {
+        ran_on = std::this_thread::get_id();
+        running_inside = pool.running();
+      },
+      cancel));
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  EXPECT_EQ(running_inside, 1);
+  EXPECT_EQ(pool.running(), 0);
+}
+
+TEST(WorkPoolTest, RunHereIfIdleRefusesWhenEveryWorkerIsBusy) {
+  WorkPool pool(1, 4);
+  absl::Notification release;
+  auto blocker = pool.Submit(0, [&](const std::atomic<bool>&) {
+    release.WaitForNotification();
+  });
+  ASSERT_TRUE(blocker.ok());
+  while (pool.running() == 0) absl::SleepFor(absl::Milliseconds(1));
+  std::atomic<bool> cancel{false};
+  bool ran = false;
+  EXPECT_FALSE(pool.RunHereIfIdle(0, [&](const std::atomic<bool>&) { ran = true; }, cancel));
+  EXPECT_FALSE(ran);
+  release.Notify();
+  (*blocker)->Wait();
+}
+
+// While a job runs on its caller's thread, it holds a worker slot: a
+// submitted job waits for it, and so does another job with its key.
+TEST(WorkPoolTest, JobRunHereHoldsItsSlotAndKey) {
+  WorkPool pool(1, 4);
+  std::atomic<bool> cancel{false};
+  std::atomic<bool> inside{false}, overlapped{false};
+  std::shared_ptr<WorkPool::Job> queued;
+  EXPECT_TRUE(pool.RunHereIfIdle(
+      5,
+      [&](const std::atomic<bool>&) {
+        inside = true;
+        std::atomic<bool> other{false};
+        EXPECT_FALSE(pool.RunHereIfIdle(5, [](const std::atomic<bool>&) {}, other));
+        auto j = pool.Submit(0, [&](const std::atomic<bool>&) {
+          if (inside.load()) overlapped = true;
+        });
+        ASSERT_TRUE(j.ok());
+        queued = *j;
+        // The worker is free but the slot is not: the job must not start.
+        EXPECT_FALSE(queued->Wait(absl::Now() + absl::Milliseconds(50)));
+        inside = false;
+      },
+      cancel));
+  ASSERT_NE(queued, nullptr);
+  EXPECT_TRUE(queued->Wait(absl::Now() + absl::Seconds(5)));
+  EXPECT_FALSE(overlapped.load());
+  // A queued job that could run goes first: no jumping the queue.
+  absl::Notification release;
+  WorkPool busy(1, 4);
+  auto blocker = busy.Submit(1, [&](const std::atomic<bool>&) {
+    release.WaitForNotification();
+  });
+  auto waiting = busy.Submit(1, [](const std::atomic<bool>&) {});
+  ASSERT_TRUE(blocker.ok() && waiting.ok());
+  while (busy.running() == 0) absl::SleepFor(absl::Milliseconds(1));
+  EXPECT_FALSE(busy.RunHereIfIdle(2, [](const std::atomic<bool>&) {}, cancel));
+  release.Notify();
+  (*waiting)->Wait();
+}
+
+TEST(WorkPoolTest, ShutdownCancelsJobsRunningHere) {
+  WorkPool pool(1, 4);
+  std::atomic<bool> cancel{false};
+  absl::Notification started;
+  std::thread caller([&] {
+    pool.RunHereIfIdle(
+        0,
+        [&](const std::atomic<bool>& c) {
+          started.Notify();
+          while (!c.load()) absl::SleepFor(absl::Milliseconds(1));
+        },
+        cancel);
+  });
+  started.WaitForNotification();
+  pool.Shutdown(/*cancel=*/true);
+  caller.join();
+  EXPECT_TRUE(cancel.load());
+  EXPECT_FALSE(pool.RunHereIfIdle(0, [](const std::atomic<bool>&) {}, cancel));
+}
+
+TEST(WatchdogTest, CancelsAtTheDeadline) {
+  Watchdog dog(absl::Milliseconds(5));
+  Watchdog::Watch w(absl::Now() + absl::Milliseconds(30), nullptr);
+  dog.Add(&w);
+  absl::Time give_up = absl::Now() + absl::Seconds(10);
+  while (!w.cancel.load() && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(1));
+  dog.Remove(&w);
+  EXPECT_TRUE(w.cancel.load());
+  EXPECT_EQ(w.fired(), Watchdog::kDeadline);
+}
+
+TEST(WatchdogTest, CancelsWhenTheClientGivesUpAndNotBefore) {
+  Watchdog dog(absl::Milliseconds(5));
+  std::atomic<bool> client_gone{false};
+  Watchdog::Watch w(absl::InfiniteFuture(), [&] { return client_gone.load(); });
+  dog.Add(&w);
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_FALSE(w.cancel.load());
+  client_gone = true;
+  absl::Time give_up = absl::Now() + absl::Seconds(10);
+  while (!w.cancel.load() && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(1));
+  dog.Remove(&w);
+  EXPECT_EQ(w.fired(), Watchdog::kGaveUp);
+}
+
+// After a quiet second the watchdog sleeps; a new watch wakes it.
+TEST(WatchdogTest, WakesForAWatchAfterSleeping) {
+  Watchdog dog(absl::Milliseconds(5));
+  absl::SleepFor(absl::Milliseconds(1200));
+  Watchdog::Watch w(absl::Now(), nullptr);
+  dog.Add(&w);
+  absl::Time give_up = absl::Now() + absl::Seconds(10);
+  while (!w.cancel.load() && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(1));
+  dog.Remove(&w);
+  EXPECT_EQ(w.fired(), Watchdog::kDeadline);
 }
 
 }  // namespace

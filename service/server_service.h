@@ -82,8 +82,10 @@ class UnwinderService final : public v1::Unwinder::Service {
   // Runs `fn` on the pool (keyed: same key never concurrently) and waits
   // for it within the request's deadline, giving up early if the client
   // cancels. The job is always finished or withdrawn when this returns.
+  // `here`: `fn` needs no worker thread of its own (no ptrace), so when a
+  // worker is free it runs on this thread instead, under the watchdog.
   absl::Status RunJob(grpc::ServerContext* context, int64_t key, absl::Time deadline,
-                      RequestLog& log, WorkPool::Fn fn);
+                      RequestLog& log, WorkPool::Fn fn, bool here = false);
   absl::Time Deadline(grpc::ServerContext* context) const;
   absl::StatusOr<Caller> Identify(grpc::ServerContext* context) const;
   absl::StatusOr<int> Frames(uint32_t requested) const;
@@ -95,6 +97,7 @@ class UnwinderService final : public v1::Unwinder::Service {
   BuildIdIndex build_ids_;
   VdsoImage vdso_;
   WorkPool pool_;
+  Watchdog watchdog_;
   // Marks a handler busy for its lifetime (see WaitIdle).
   class Busy {
    public:
