@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/arena.h"
 #include "absl/strings/str_format.h"
 #include "service/server_core.h"
 #include "service/server_proto.h"
@@ -273,9 +274,21 @@ grpc::Status UnwinderService::UnwindSnapshots(
   limits.max_frames = options_.max_frames;
   SnapshotSession session(*caller, UnwindEnv{&cache_, &stats_.memory_bytes_read},
                           build_ids_, vdso_, limits);
-  v1::SnapshotRequest request;
+  // Each sample's response lives in an arena reset between samples (no
+  // allocation per frame). The request is one message reused from sample
+  // to sample, so its strings (the stack copy, paths) keep their buffers;
+  // the session borrows the stack copy in place for the sample.
+  constexpr size_t kArenaBlock = 16 << 10;
+  std::unique_ptr<char[]> block(new char[kArenaBlock]);
+  google::protobuf::ArenaOptions arena_options;
+  arena_options.initial_block = block.get();
+  arena_options.initial_block_size = kArenaBlock;
+  google::protobuf::Arena arena(arena_options);
+  v1::SnapshotRequest request_message;
+  v1::SnapshotRequest* const request = &request_message;
   uint64_t count = 0;
-  while (stream->Read(&request)) {
+  while (stream->Read(request)) {
+    arena.Reset();
     Busy busy(this);
     if (shutting_down_.load()) {
       return done(absl::UnavailableError("unwindd is shutting down"));
@@ -292,26 +305,29 @@ grpc::Status UnwinderService::UnwindSnapshots(
     // worker is free, saving two thread switches per sample.
     absl::Status s = RunJob(
         context, 0, Deadline(context), log,
-        [&](const std::atomic<bool>& cancel) { result = session.Unwind(request, &cancel); },
+        [&](const std::atomic<bool>& cancel) { result = session.Unwind(*request, &cancel); },
         /*here=*/true);
-    if (context->IsCancelled()) {
+    // RunJob gave up on the sample because the client cancelled. (A client
+    // that goes away otherwise is seen by the next Read or Write; asking
+    // the call per sample would cost a poll of its completion queue.)
+    if (absl::IsCancelled(s)) {
       return done(absl::CancelledError("the client cancelled the stream"));
     }
     if (s.ok()) s = result.status();
-    v1::SnapshotResponse response;
-    response.set_sample_id(request.sample_id());
+    auto* response = google::protobuf::Arena::CreateMessage<v1::SnapshotResponse>(&arena);
+    response->set_sample_id(request->sample_id());
     if (!s.ok()) {
       log.AddSampleError(s.code());
-      response.mutable_error()->set_code(static_cast<int>(s.code()));
-      response.mutable_error()->set_message(std::string(s.message()));
+      response->mutable_error()->set_code(static_cast<int>(s.code()));
+      response->mutable_error()->set_message(std::string(s.message()));
     } else {
       log.AddStacks(result->stacks);
       if (!result->stacks.threads.empty()) {
-        ToProto(result->stacks.threads[0], response.mutable_stack());
+        ToProto(result->stacks.threads[0], response->mutable_stack());
       }
-      ModulesToProto(*result, response.mutable_modules());
+      ModulesToProto(*result, response->mutable_modules());
     }
-    if (!stream->Write(response)) {
+    if (!stream->Write(*response)) {
       return done(absl::CancelledError("the client went away"));
     }
   }
