@@ -21,7 +21,10 @@
 //   mappings:1  the table with build-ids and the pid on the first sample
 //               only, later samples just the pid (the server reuses the
 //               table; memory off the stack copy may come from the process);
-//   mappings:0  only the pid: the server reads /proc/PID/maps itself.
+//   mappings:0  only the pid: the server reads /proc/PID/maps itself;
+//   perf:1      registers as perf gives them (PERF_SAMPLE_REGS_USER: a
+//               mask and packed values) instead of the DWARF-numbered map
+//               (a protobuf map costs an allocation per register to parse).
 //
 // Counters: samples_per_s (wall clock, client and server sharing the
 // machine), samples_per_server_cpu_s (what "on one core" means: samples
@@ -189,10 +192,30 @@ double SelfCpuSeconds() {
   return sec(ru.ru_utime) + sec(ru.ru_stime);
 }
 
+// perf_event_x86_regs order: AX BX CX DX SI DI BP SP IP, then R8-R15 at 16.
+constexpr int kPerfToDwarf[] = {0, 3, 2, 1, 4, 5, 6, 7, 16};
+
+void ToPerfRegisters(v1::SnapshotRequest* r) {
+  v1::DwarfRegisters dwarf = r->dwarf_registers();
+  v1::PerfRegisters* perf = r->mutable_perf_registers();  // clears dwarf
+  uint64_t mask = 0;
+  for (int bit = 0; bit < 24; ++bit) {
+    if (bit >= 9 && bit < 16) continue;
+    int reg = bit < 9 ? kPerfToDwarf[bit] : 8 + (bit - 16);
+    auto it = dwarf.values().find(reg);
+    if (it == dwarf.values().end()) continue;
+    mask |= uint64_t{1} << bit;
+    perf->add_values(it->second);
+  }
+  perf->set_mask(mask);
+}
+
 // The request for the i-th sample of a run in mode `mappings`.
-void Prepare(const Sample& s, int mappings, uint64_t i, v1::SnapshotRequest* out) {
+void Prepare(const Sample& s, int mappings, bool perf, uint64_t i,
+             v1::SnapshotRequest* out) {
   *out = s.request;
   out->set_sample_id(i);
+  if (perf) ToPerfRegisters(out);
   if (mappings == 2) return;
   out->set_pid(s.pid);
   if (mappings == 0 || i > 0) out->clear_mappings();
@@ -200,14 +223,14 @@ void Prepare(const Sample& s, int mappings, uint64_t i, v1::SnapshotRequest* out
 
 // Pushes `count` samples through one stream, `window` in flight; "" or
 // what went wrong. `frames` gets the frames of every response.
-std::string RunStream(World& w, int mappings, int64_t count, int window,
+std::string RunStream(World& w, int mappings, bool perf, int64_t count, int window,
                       int64_t* frames) {
   // One request per captured sample, built before timing starts: the
   // client only patches sample_id.
   std::vector<v1::SnapshotRequest> first(w.samples.size()), later(w.samples.size());
   for (size_t k = 0; k < w.samples.size(); ++k) {
-    Prepare(w.samples[k], mappings, 0, &first[k]);
-    Prepare(w.samples[k], mappings, 1, &later[k]);
+    Prepare(w.samples[k], mappings, perf, 0, &first[k]);
+    Prepare(w.samples[k], mappings, perf, 1, &later[k]);
   }
   auto stub = w.server->Stub();
   grpc::ClientContext context;
@@ -271,6 +294,7 @@ void BM_SnapshotStream(benchmark::State& state) {
   const size_t stack_bytes = state.range(1);
   const int64_t count = state.range(2);
   const int window = state.range(3);
+  const bool perf = state.range(4) != 0;
   World& w = GetWorld(stack_bytes);
   if (!w.error.empty()) {
     state.SkipWithError(w.error.c_str());
@@ -278,7 +302,7 @@ void BM_SnapshotStream(benchmark::State& state) {
   }
   // Warm-up: modules opened, build-ids verified, gRPC's pools grown.
   int64_t frames = 0;
-  std::string error = RunStream(w, mappings, 200, window, &frames);
+  std::string error = RunStream(w, mappings, perf, 200, window, &frames);
   if (!error.empty()) {
     state.SkipWithError(error.c_str());
     return;
@@ -290,7 +314,7 @@ void BM_SnapshotStream(benchmark::State& state) {
     double server0 = ProcessCpuSeconds(w.server->pid());
     double client0 = SelfCpuSeconds();
     absl::Time t0 = absl::Now();
-    error = RunStream(w, mappings, count, window, &frames);
+    error = RunStream(w, mappings, perf, count, window, &frames);
     wall += absl::ToDoubleSeconds(absl::Now() - t0);
     client_cpu += SelfCpuSeconds() - client0;
     server_cpu += ProcessCpuSeconds(w.server->pid()) - server0;
@@ -313,12 +337,13 @@ void BM_SnapshotStream(benchmark::State& state) {
 // mappings (2 every sample, 1 first sample + pid, 0 pid only), stack copy
 // cap (perf's default dump size is 8 KiB; the fixture's thread stacks hold
 // about 5 KiB from SP to their top, so the copies are cut there), samples
-// per stream, window.
+// per stream, window, perf registers.
 BENCHMARK(BM_SnapshotStream)
-    ->ArgNames({"mappings", "stack", "samples", "window"})
-    ->Args({2, 8 << 10, 50000, 64})
-    ->Args({1, 8 << 10, 50000, 64})
-    ->Args({0, 8 << 10, 50000, 64})
+    ->ArgNames({"mappings", "stack", "samples", "window", "perf"})
+    ->Args({2, 8 << 10, 50000, 64, 0})
+    ->Args({1, 8 << 10, 50000, 64, 0})
+    ->Args({0, 8 << 10, 50000, 64, 0})
+    ->Args({1, 8 << 10, 50000, 64, 1})
     ->Iterations(1)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
