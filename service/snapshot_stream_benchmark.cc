@@ -120,8 +120,9 @@ v1::SnapshotRequest ToRequest(const proc::Snapshot& s) {
 }
 
 World& GetWorld(size_t stack_bytes) {
-  static auto* worlds = new std::map<size_t, std::unique_ptr<World>>;
-  std::unique_ptr<World>& slot = (*worlds)[stack_bytes];
+  // Destroyed at exit: the server and fixture killed, the directory removed.
+  static std::map<size_t, std::unique_ptr<World>> worlds;
+  std::unique_ptr<World>& slot = worlds[stack_bytes];
   if (slot != nullptr) return *slot;
   slot = std::make_unique<World>();
   World& w = *slot;
