@@ -20,8 +20,8 @@
 #include "absl/strings/string_view.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
-#include "grpcpp/health_check_service_interface.h"
 #include "service/server_flags.h"
+#include "service/server_health.h"
 #include "service/server_listener.h"
 #include "service/server_service.h"
 #include "service/server_stats.h"
@@ -60,10 +60,13 @@ int Run(const unwindd::service::ServerFlags& flags) {
 
   unwindd::service::PeerRegistry peers;
   unwindd::service::UnwinderService service(flags.service, &peers);
-  grpc::EnableDefaultHealthCheckService(true);
+  // Our own, synchronous health service (server_health.h says why).
+  unwindd::service::HealthService health;
+  grpc::EnableDefaultHealthCheckService(false);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.RegisterService(&service);
+  builder.RegisterService(&health);
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   // Each call holds a gRPC thread while it waits for a worker; bound them
   // too, so floods are refused rather than absorbed.
@@ -92,7 +95,7 @@ int Run(const unwindd::service::ServerFlags& flags) {
       return Fail(absl::StrCat("cannot listen on tcp:", flags.listen[i].address));
     }
   }
-  server->GetHealthCheckService()->SetServingStatus("unwindd.v1.Unwinder", true);
+  health.SetServingStatus("unwindd.v1.Unwinder", true);
   for (auto& l : listeners) l->Start(server.get(), &service.stats().connections);
   for (size_t i = 0; i < flags.listen.size(); ++i) {
     const ListenAddress& l = flags.listen[i];
@@ -115,7 +118,7 @@ int Run(const unwindd::service::ServerFlags& flags) {
   sigwait(&stop, &sig);
   std::fprintf(stderr, "unwindd: %s, draining\n", strsignal(sig));
 
-  server->GetHealthCheckService()->SetServingStatus(false);
+  health.SetServingStatus(false);
   service.BeginShutdown();
   for (auto& l : listeners) l->Stop();
   // gRPC's own drain would also wait for idle clients to hang up after its
@@ -125,6 +128,7 @@ int Run(const unwindd::service::ServerFlags& flags) {
   if (!service.WaitIdle(absl::Now() + flags.drain_timeout)) {
     std::fprintf(stderr, "unwindd: drain timeout; cancelling what still runs\n");
   }
+  health.Shutdown();  // ends Watch calls now rather than at their next poll
   server->Shutdown(std::chrono::system_clock::now());
   service.FinishShutdown();
   server->Wait();
