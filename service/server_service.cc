@@ -1,11 +1,12 @@
 #include "service/server_service.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/arena.h"
 #include "absl/strings/str_format.h"
+#include "google/protobuf/arena.h"
 #include "service/server_core.h"
 #include "service/server_proto.h"
 #include "service/server_unwind.h"
@@ -254,84 +255,154 @@ grpc::Status UnwinderService::UnwindCore(
   return done(absl::OkStatus());
 }
 
-grpc::Status UnwinderService::UnwindSnapshots(
-    grpc::ServerContext* context,
-    grpc::ServerReaderWriter<v1::SnapshotResponse, v1::SnapshotRequest>* stream) {
-  ++stats_.snapshot_streams;
-  RequestLog log(stats_, "UnwindSnapshots", "");
-  log.set_target("samples");
-  auto done = [&](const absl::Status& s) {
-    log.Finish(s);
-    return ToGrpcStatus(s);
-  };
-  if (shutting_down_.load()) return done(absl::UnavailableError("unwindd is shutting down"));
-  absl::StatusOr<Caller> caller = Identify(context);
-  if (!caller.ok()) return done(caller.status());
-  log.set_caller(caller->Describe());
+// What a snapshot stream keeps from sample to sample: the caller's session
+// (one address space per mapping table), the counters, and the arena each
+// sample's response is built in (reset between messages: no allocation per
+// frame).
+class UnwinderService::SnapshotStream {
+ public:
+  SnapshotStream(UnwinderService& service, grpc::ServerContext* context,
+                 const char* rpc)
+      : service_(service), context_(context), log_(service.stats_, rpc, "") {
+    ++service_.stats_.snapshot_streams;
+    log_.set_target("samples");
+    arena_options_.initial_block = block_.get();
+    arena_options_.initial_block_size = kArenaBlock;
+    arena_.emplace(arena_options_);
+  }
 
-  SnapshotLimits limits = options_.snapshot;
-  limits.default_frames = options_.default_frames;
-  limits.max_frames = options_.max_frames;
-  SnapshotSession session(*caller, UnwindEnv{&cache_, &stats_.memory_bytes_read},
-                          build_ids_, vdso_, limits);
-  // Each sample's response lives in an arena reset between samples (no
-  // allocation per frame). The request is one message reused from sample
-  // to sample, so its strings (the stack copy, paths) keep their buffers;
-  // the session borrows the stack copy in place for the sample.
-  constexpr size_t kArenaBlock = 16 << 10;
-  std::unique_ptr<char[]> block(new char[kArenaBlock]);
-  google::protobuf::ArenaOptions arena_options;
-  arena_options.initial_block = block.get();
-  arena_options.initial_block_size = kArenaBlock;
-  google::protobuf::Arena arena(arena_options);
-  v1::SnapshotRequest request_message;
-  v1::SnapshotRequest* const request = &request_message;
-  uint64_t count = 0;
-  while (stream->Read(request)) {
-    arena.Reset();
-    Busy busy(this);
-    if (shutting_down_.load()) {
-      return done(absl::UnavailableError("unwindd is shutting down"));
+  // The checks before the first sample; not OK ends the stream.
+  absl::Status Open() {
+    if (service_.shutting_down_.load()) {
+      return absl::UnavailableError("unwindd is shutting down");
     }
-    if (++count > options_.max_samples_per_stream) {
-      return done(absl::ResourceExhaustedError(absl::StrFormat(
+    absl::StatusOr<Caller> caller = service_.Identify(context_);
+    if (!caller.ok()) return caller.status();
+    log_.set_caller(caller->Describe());
+    SnapshotLimits limits = service_.options_.snapshot;
+    limits.default_frames = service_.options_.default_frames;
+    limits.max_frames = service_.options_.max_frames;
+    session_.emplace(*caller,
+                     UnwindEnv{&service_.cache_, &service_.stats_.memory_bytes_read},
+                     service_.build_ids_, service_.vdso_, limits);
+    return absl::OkStatus();
+  }
+
+  // The arena for the next message's response.
+  google::protobuf::Arena& NewMessage() {
+    arena_->Reset();
+    return *arena_;
+  }
+
+  // Unwinds one sample into `response`. A sample that cannot be unwound is
+  // answered with its error; a non-OK status (shutdown, the stream's sample
+  // limit, a cancelled client) ends the stream.
+  absl::Status Sample(const v1::SnapshotRequest& request, v1::SnapshotResponse* response) {
+    if (service_.shutting_down_.load()) {
+      return absl::UnavailableError("unwindd is shutting down");
+    }
+    if (++count_ > service_.options_.max_samples_per_stream) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
           "more than %d samples on one stream; open a new one",
-          options_.max_samples_per_stream)));
+          service_.options_.max_samples_per_stream));
     }
-    ++stats_.samples;
-    log.AddSample();
+    ++service_.stats_.samples;
+    log_.AddSample();
     absl::StatusOr<UnwindResult> result = absl::UnknownError("not run");
     // A sample takes microseconds and no ptrace: on this thread when a
     // worker is free, saving two thread switches per sample.
-    absl::Status s = RunJob(
-        context, 0, Deadline(context), log,
-        [&](const std::atomic<bool>& cancel) { result = session.Unwind(*request, &cancel); },
+    absl::Status s = service_.RunJob(
+        context_, 0, service_.Deadline(context_), log_,
+        [&](const std::atomic<bool>& cancel) { result = session_->Unwind(request, &cancel); },
         /*here=*/true);
     // RunJob gave up on the sample because the client cancelled. (A client
     // that goes away otherwise is seen by the next Read or Write; asking
     // the call per sample would cost a poll of its completion queue.)
     if (absl::IsCancelled(s)) {
-      return done(absl::CancelledError("the client cancelled the stream"));
+      return absl::CancelledError("the client cancelled the stream");
     }
     if (s.ok()) s = result.status();
-    auto* response = google::protobuf::Arena::CreateMessage<v1::SnapshotResponse>(&arena);
-    response->set_sample_id(request->sample_id());
+    response->set_sample_id(request.sample_id());
     if (!s.ok()) {
-      log.AddSampleError(s.code());
+      log_.AddSampleError(s.code());
       response->mutable_error()->set_code(static_cast<int>(s.code()));
       response->mutable_error()->set_message(std::string(s.message()));
     } else {
-      log.AddStacks(result->stacks);
+      log_.AddStacks(result->stacks);
       if (!result->stacks.threads.empty()) {
         ToProto(result->stacks.threads[0], response->mutable_stack());
       }
       ModulesToProto(*result, response->mutable_modules());
     }
+    return absl::OkStatus();
+  }
+
+  grpc::Status Finish(const absl::Status& s) {
+    log_.Finish(s);
+    return ToGrpcStatus(s);
+  }
+
+ private:
+  static constexpr size_t kArenaBlock = 16 << 10;
+
+  UnwinderService& service_;
+  grpc::ServerContext* const context_;
+  RequestLog log_;
+  std::optional<SnapshotSession> session_;
+  uint64_t count_ = 0;
+  std::unique_ptr<char[]> block_{new char[kArenaBlock]};
+  google::protobuf::ArenaOptions arena_options_;
+  std::optional<google::protobuf::Arena> arena_;
+};
+
+grpc::Status UnwinderService::UnwindSnapshots(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<v1::SnapshotResponse, v1::SnapshotRequest>* stream) {
+  SnapshotStream samples(*this, context, "UnwindSnapshots");
+  if (absl::Status s = samples.Open(); !s.ok()) return samples.Finish(s);
+  // One message reused from sample to sample, so its strings (the stack
+  // copy, paths) keep their buffers; the session borrows the stack copy in
+  // place for the sample.
+  v1::SnapshotRequest request;
+  while (stream->Read(&request)) {
+    Busy busy(this);
+    auto* response =
+        google::protobuf::Arena::CreateMessage<v1::SnapshotResponse>(&samples.NewMessage());
+    if (absl::Status s = samples.Sample(request, response); !s.ok()) {
+      return samples.Finish(s);
+    }
     if (!stream->Write(*response)) {
-      return done(absl::CancelledError("the client went away"));
+      return samples.Finish(absl::CancelledError("the client went away"));
     }
   }
-  return done(absl::OkStatus());
+  return samples.Finish(absl::OkStatus());
+}
+
+grpc::Status UnwinderService::UnwindSnapshotBatches(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<v1::SnapshotBatchResponse, v1::SnapshotBatch>* stream) {
+  SnapshotStream samples(*this, context, "UnwindSnapshotBatches");
+  if (absl::Status s = samples.Open(); !s.ok()) return samples.Finish(s);
+  v1::SnapshotBatch batch;
+  while (stream->Read(&batch)) {
+    Busy busy(this);
+    if (batch.samples_size() > kMaxSamplesPerBatch) {
+      return samples.Finish(absl::InvalidArgumentError(absl::StrFormat(
+          "a batch of %d samples; at most %d", batch.samples_size(), kMaxSamplesPerBatch)));
+    }
+    auto* response = google::protobuf::Arena::CreateMessage<v1::SnapshotBatchResponse>(
+        &samples.NewMessage());
+    response->mutable_responses()->Reserve(batch.samples_size());
+    for (const v1::SnapshotRequest& request : batch.samples()) {
+      if (absl::Status s = samples.Sample(request, response->add_responses()); !s.ok()) {
+        return samples.Finish(s);
+      }
+    }
+    if (!stream->Write(*response)) {
+      return samples.Finish(absl::CancelledError("the client went away"));
+    }
+  }
+  return samples.Finish(absl::OkStatus());
 }
 
 grpc::Status UnwinderService::GetStats(grpc::ServerContext* context,

@@ -62,6 +62,10 @@ class UnwinderService final : public v1::Unwinder::Service {
       grpc::ServerContext* context,
       grpc::ServerReaderWriter<v1::SnapshotResponse, v1::SnapshotRequest>* stream)
       override;
+  grpc::Status UnwindSnapshotBatches(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<v1::SnapshotBatchResponse, v1::SnapshotBatch>* stream)
+      override;
   grpc::Status GetStats(grpc::ServerContext* context,
                         const v1::GetStatsRequest* request,
                         v1::Stats* response) override;
@@ -79,6 +83,10 @@ class UnwinderService final : public v1::Unwinder::Service {
   ServerStats& stats() { return stats_; }
 
  private:
+  class SnapshotStream;
+  // UnwindSnapshotBatches: the most samples one message may carry.
+  static constexpr int kMaxSamplesPerBatch = 1024;
+
   // Runs `fn` on the pool (keyed: same key never concurrently) and waits
   // for it within the request's deadline, giving up early if the client
   // cancels. The job is always finished or withdrawn when this returns.

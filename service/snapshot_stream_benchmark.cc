@@ -24,7 +24,9 @@
 //   mappings:0  only the pid: the server reads /proc/PID/maps itself;
 //   perf:1      registers as perf gives them (PERF_SAMPLE_REGS_USER: a
 //               mask and packed values) instead of the DWARF-numbered map
-//               (a protobuf map costs an allocation per register to parse).
+//               (a protobuf map costs an allocation per register to parse);
+//   batch:16    16 samples per message through UnwindSnapshotBatches
+//               (gRPC's cost per message is shared by the batch).
 //
 // Counters: samples_per_s (wall clock, client and server sharing the
 // machine), samples_per_server_cpu_s (what "on one core" means: samples
@@ -36,6 +38,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -222,6 +225,82 @@ void Prepare(const Sample& s, int mappings, bool perf, uint64_t i,
   if (mappings == 0 || i > 0) out->clear_mappings();
 }
 
+// "" if `resp` answers sample `i` of a run with the in-process frames.
+std::string Check(const World& w, int64_t i, const v1::SnapshotResponse& resp) {
+  const Sample& s = w.samples[i % w.samples.size()];
+  if (resp.has_error()) return absl::StrCat("sample ", i, ": ", resp.error().message());
+  if (resp.sample_id() != static_cast<uint64_t>(i)) {
+    return absl::StrCat("response ", i, " is for sample ", resp.sample_id());
+  }
+  if (resp.stack().frames_size() != static_cast<int>(s.pcs.size())) {
+    return absl::StrCat("sample ", i, ": ", resp.stack().frames_size(),
+                        " frames, the in-process unwind has ", s.pcs.size());
+  }
+  for (int f = 0; f < resp.stack().frames_size(); ++f) {
+    if (resp.stack().frames(f).pc() != s.pcs[f]) {
+      return absl::StrCat("sample ", i, " frame ", f, " differs");
+    }
+  }
+  return "";
+}
+
+// The same through UnwindSnapshotBatches, `batch` samples per message and
+// at most `window` samples in flight.
+std::string RunBatchStream(World& w, int mappings, bool perf, int64_t count, int batch,
+                           int window, int64_t* frames) {
+  std::vector<v1::SnapshotRequest> first(w.samples.size()), later(w.samples.size());
+  for (size_t k = 0; k < w.samples.size(); ++k) {
+    Prepare(w.samples[k], mappings, perf, 0, &first[k]);
+    Prepare(w.samples[k], mappings, perf, 1, &later[k]);
+  }
+  auto stub = w.server->Stub();
+  grpc::ClientContext context;
+  auto stream = stub->UnwindSnapshotBatches(&context);
+  absl::Mutex mu;
+  int64_t answered = 0;      // guarded by mu
+  bool reader_done = false;  // guarded by mu
+  std::thread writer([&] {
+    v1::SnapshotBatch message;
+    for (int64_t i = 0; i < count; i += batch) {
+      {
+        absl::MutexLock l(&mu);
+        auto room = [&] { return reader_done || i - answered < window; };
+        mu.Await(absl::Condition(&room));
+        if (reader_done) break;
+      }
+      message.clear_samples();
+      for (int64_t k = i; k < std::min(count, i + batch); ++k) {
+        v1::SnapshotRequest* r = message.add_samples();
+        *r = (k == 0 ? first : later)[k % w.samples.size()];
+        r->set_sample_id(k);
+      }
+      if (!stream->Write(message)) break;
+    }
+    stream->WritesDone();
+  });
+  std::string error;
+  v1::SnapshotBatchResponse resp;
+  int64_t i = 0;
+  while (i < count && stream->Read(&resp)) {
+    for (const v1::SnapshotResponse& r : resp.responses()) {
+      if (error.empty()) error = Check(w, i, r);
+      *frames += r.stack().frames_size();
+      ++i;
+    }
+    absl::MutexLock l(&mu);
+    answered = i;
+  }
+  {
+    absl::MutexLock l(&mu);
+    reader_done = true;
+  }
+  writer.join();
+  grpc::Status st = stream->Finish();
+  if (error.empty() && i != count) error = absl::StrCat("only ", i, " of ", count, " answered");
+  if (error.empty() && !st.ok()) error = st.error_message();
+  return error;
+}
+
 // Pushes `count` samples through one stream, `window` in flight; "" or
 // what went wrong. `frames` gets the frames of every response.
 std::string RunStream(World& w, int mappings, bool perf, int64_t count, int window,
@@ -257,24 +336,7 @@ std::string RunStream(World& w, int mappings, bool perf, int64_t count, int wind
   v1::SnapshotResponse resp;
   int64_t i = 0;
   for (; i < count && stream->Read(&resp); ++i) {
-    const Sample& s = w.samples[i % w.samples.size()];
-    if (error.empty()) {
-      if (resp.has_error()) {
-        error = absl::StrCat("sample ", i, ": ", resp.error().message());
-      } else if (resp.sample_id() != static_cast<uint64_t>(i)) {
-        error = absl::StrCat("response ", i, " is for sample ", resp.sample_id());
-      } else if (resp.stack().frames_size() != static_cast<int>(s.pcs.size())) {
-        error = absl::StrCat("sample ", i, ": ", resp.stack().frames_size(),
-                             " frames, the in-process unwind has ", s.pcs.size());
-      } else {
-        for (int f = 0; f < resp.stack().frames_size(); ++f) {
-          if (resp.stack().frames(f).pc() != s.pcs[f]) {
-            error = absl::StrCat("sample ", i, " frame ", f, " differs");
-            break;
-          }
-        }
-      }
-    }
+    if (error.empty()) error = Check(w, i, resp);
     *frames += resp.stack().frames_size();
     absl::MutexLock l(&mu);
     ++answered;
@@ -296,14 +358,19 @@ void BM_SnapshotStream(benchmark::State& state) {
   const int64_t count = state.range(2);
   const int window = state.range(3);
   const bool perf = state.range(4) != 0;
+  const int batch = state.range(5);
   World& w = GetWorld(stack_bytes);
   if (!w.error.empty()) {
     state.SkipWithError(w.error.c_str());
     return;
   }
+  auto run = [&](int64_t n, int64_t* frames) {
+    return batch <= 1 ? RunStream(w, mappings, perf, n, window, frames)
+                      : RunBatchStream(w, mappings, perf, n, batch, window, frames);
+  };
   // Warm-up: modules opened, build-ids verified, gRPC's pools grown.
   int64_t frames = 0;
-  std::string error = RunStream(w, mappings, perf, 200, window, &frames);
+  std::string error = run(200, &frames);
   if (!error.empty()) {
     state.SkipWithError(error.c_str());
     return;
@@ -315,7 +382,7 @@ void BM_SnapshotStream(benchmark::State& state) {
     double server0 = ProcessCpuSeconds(w.server->pid());
     double client0 = SelfCpuSeconds();
     absl::Time t0 = absl::Now();
-    error = RunStream(w, mappings, perf, count, window, &frames);
+    error = run(count, &frames);
     wall += absl::ToDoubleSeconds(absl::Now() - t0);
     client_cpu += SelfCpuSeconds() - client0;
     server_cpu += ProcessCpuSeconds(w.server->pid()) - server0;
@@ -338,13 +405,17 @@ void BM_SnapshotStream(benchmark::State& state) {
 // mappings (2 every sample, 1 first sample + pid, 0 pid only), stack copy
 // cap (perf's default dump size is 8 KiB; the fixture's thread stacks hold
 // about 5 KiB from SP to their top, so the copies are cut there), samples
-// per stream, window, perf registers.
+// per stream, window, perf registers, samples per message (1:
+// UnwindSnapshots, more: UnwindSnapshotBatches).
 BENCHMARK(BM_SnapshotStream)
-    ->ArgNames({"mappings", "stack", "samples", "window", "perf"})
-    ->Args({2, 8 << 10, 50000, 64, 0})
-    ->Args({1, 8 << 10, 50000, 64, 0})
-    ->Args({0, 8 << 10, 50000, 64, 0})
-    ->Args({1, 8 << 10, 50000, 64, 1})
+    ->ArgNames({"mappings", "stack", "samples", "window", "perf", "batch"})
+    ->Args({2, 8 << 10, 50000, 64, 0, 1})
+    ->Args({1, 8 << 10, 50000, 64, 0, 1})
+    ->Args({0, 8 << 10, 50000, 64, 0, 1})
+    ->Args({1, 8 << 10, 50000, 64, 1, 1})
+    ->Args({1, 8 << 10, 50000, 64, 0, 16})
+    ->Args({1, 8 << 10, 50000, 64, 1, 16})
+    ->Args({2, 8 << 10, 50000, 64, 1, 16})
     ->Iterations(1)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);

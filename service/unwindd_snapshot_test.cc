@@ -86,6 +86,31 @@ class SnapshotTest : public ::testing::Test {
     return out;
   }
 
+  // Sends `samples` on one UnwindSnapshotBatches stream, `per_batch` to a
+  // message; the responses in order, flattened.
+  std::vector<v1::SnapshotResponse> StreamBatches(
+      const std::vector<v1::SnapshotRequest>& samples, int per_batch) {
+    auto stub = server_->Stub();
+    grpc::ClientContext c;
+    auto stream = stub->UnwindSnapshotBatches(&c);
+    std::vector<v1::SnapshotResponse> out;
+    for (size_t i = 0; i < samples.size(); i += per_batch) {
+      v1::SnapshotBatch batch;
+      for (size_t k = i; k < std::min(samples.size(), i + per_batch); ++k) {
+        *batch.add_samples() = samples[k];
+      }
+      if (!stream->Write(batch)) break;
+      v1::SnapshotBatchResponse resp;
+      if (!stream->Read(&resp)) break;
+      EXPECT_EQ(resp.responses_size(), batch.samples_size());
+      for (v1::SnapshotResponse& r : *resp.mutable_responses()) out.push_back(std::move(r));
+    }
+    stream->WritesDone();
+    grpc::Status s = stream->Finish();
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return out;
+  }
+
   // Every response matches UnwindProcess's frames for its thread.
   void ExpectLikeLive(const std::vector<v1::SnapshotRequest>& samples,
                       const std::vector<v1::SnapshotResponse>& got) {
@@ -227,6 +252,62 @@ TEST_F(SnapshotTest, BadSamplesGetErrorsAndTheStreamGoesOn) {
   for (int i = 0; i < 5; ++i) EXPECT_EQ(got[i].sample_id(), 100u + i);
   EXPECT_FALSE(got[5].has_error()) << got[5].error().message();
   EXPECT_EQ(Keys(got[5].stack()), Keys(want_.threads(0)));
+}
+
+// The same samples in batches (one message, or several of two) give the
+// same answers as one sample per message, errors included, in order.
+TEST_F(SnapshotTest, BatchesAnswerSampleForSample) {
+  StartFixture("threads_c_O2_nofp_pie");
+  std::vector<v1::SnapshotRequest> samples = Capture({});
+  ExpectLikeLive(samples, StreamBatches(samples, samples.size()));
+  ExpectLikeLive(samples, StreamBatches(samples, 2));
+
+  v1::SnapshotRequest no_regs = samples[0];
+  no_regs.set_sample_id(100);
+  no_regs.clear_dwarf_registers();
+  std::vector<v1::SnapshotResponse> got =
+      StreamBatches({samples[0], no_regs, samples[1]}, 3);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_FALSE(got[0].has_error()) << got[0].error().message();
+  EXPECT_EQ(got[1].sample_id(), 100u);
+  EXPECT_EQ(got[1].error().code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_FALSE(got[2].has_error()) << got[2].error().message();
+  EXPECT_EQ(Keys(got[2].stack()), Keys(want_.threads(1)));
+}
+
+TEST(SnapshotLimitsTest, BatchesCountAgainstTheStreamAndHaveAMaximumSize) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  TempDir dir;
+  absl::StatusOr<std::unique_ptr<ServerProcess>> s =
+      ServerProcess::Start(dir.path(), {"--max-samples-per-stream=3"});
+  ASSERT_TRUE(s.ok()) << s.status();
+  auto stub = (*s)->Stub();
+  {
+    grpc::ClientContext c;
+    auto stream = stub->UnwindSnapshotBatches(&c);
+    v1::SnapshotBatch batch;
+    batch.add_samples();  // invalid, but still samples
+    batch.add_samples();
+    v1::SnapshotBatchResponse resp;
+    ASSERT_TRUE(stream->Write(batch));
+    ASSERT_TRUE(stream->Read(&resp));
+    EXPECT_EQ(resp.responses_size(), 2);
+    stream->Write(batch);  // samples 3 and 4: over the limit of 3
+    EXPECT_FALSE(stream->Read(&resp));
+    stream->WritesDone();
+    EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  }
+  {
+    grpc::ClientContext c;
+    auto stream = stub->UnwindSnapshotBatches(&c);
+    v1::SnapshotBatch batch;
+    for (int i = 0; i < 1025; ++i) batch.add_samples();
+    stream->Write(batch);
+    v1::SnapshotBatchResponse resp;
+    EXPECT_FALSE(stream->Read(&resp));
+    stream->WritesDone();
+    EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  }
 }
 
 TEST(SnapshotLimitsTest, StreamLengthIsBounded) {
