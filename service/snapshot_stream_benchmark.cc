@@ -244,18 +244,31 @@ std::string Check(const World& w, int64_t i, const v1::SnapshotResponse& resp) {
   return "";
 }
 
-// The same through UnwindSnapshotBatches, `batch` samples per message and
-// at most `window` samples in flight.
-std::string RunBatchStream(World& w, int mappings, bool perf, int64_t count, int batch,
-                           int window, int64_t* frames) {
+// Pushes `count` samples through one stream, `batch` per message (1:
+// UnwindSnapshots, more: UnwindSnapshotBatches) and at most `window`
+// samples in flight: a writer thread writes while this one reads and checks
+// the answers. "" or what went wrong; `frames` gets the frames of every
+// response.
+std::string RunStream(World& w, int mappings, bool perf, int64_t count, int batch,
+                      int window, int64_t* frames) {
+  // One request per captured sample, built before timing starts: the
+  // client only patches sample_id.
   std::vector<v1::SnapshotRequest> first(w.samples.size()), later(w.samples.size());
   for (size_t k = 0; k < w.samples.size(); ++k) {
     Prepare(w.samples[k], mappings, perf, 0, &first[k]);
     Prepare(w.samples[k], mappings, perf, 1, &later[k]);
   }
+  auto sample = [&](int64_t k) -> v1::SnapshotRequest& {
+    v1::SnapshotRequest& r = (k == 0 ? first : later)[k % w.samples.size()];
+    r.set_sample_id(k);
+    return r;
+  };
   auto stub = w.server->Stub();
   grpc::ClientContext context;
-  auto stream = stub->UnwindSnapshotBatches(&context);
+  auto single = batch <= 1 ? stub->UnwindSnapshots(&context) : nullptr;
+  auto batched = batch <= 1 ? nullptr : stub->UnwindSnapshotBatches(&context);
+  batch = std::max(batch, 1);
+
   absl::Mutex mu;
   int64_t answered = 0;      // guarded by mu
   bool reader_done = false;  // guarded by mu
@@ -268,24 +281,36 @@ std::string RunBatchStream(World& w, int mappings, bool perf, int64_t count, int
         mu.Await(absl::Condition(&room));
         if (reader_done) break;
       }
+      if (single != nullptr) {
+        if (!single->Write(sample(i))) break;
+        continue;
+      }
       message.clear_samples();
       for (int64_t k = i; k < std::min(count, i + batch); ++k) {
-        v1::SnapshotRequest* r = message.add_samples();
-        *r = (k == 0 ? first : later)[k % w.samples.size()];
-        r->set_sample_id(k);
+        *message.add_samples() = sample(k);
       }
-      if (!stream->Write(message)) break;
+      if (!batched->Write(message)) break;
     }
-    stream->WritesDone();
+    if (single != nullptr) single->WritesDone();
+    else batched->WritesDone();
   });
+
   std::string error;
-  v1::SnapshotBatchResponse resp;
   int64_t i = 0;
-  while (i < count && stream->Read(&resp)) {
-    for (const v1::SnapshotResponse& r : resp.responses()) {
-      if (error.empty()) error = Check(w, i, r);
-      *frames += r.stack().frames_size();
-      ++i;
+  auto take = [&](const v1::SnapshotResponse& r) {
+    if (error.empty()) error = Check(w, i, r);
+    *frames += r.stack().frames_size();
+    ++i;
+  };
+  v1::SnapshotResponse one;
+  v1::SnapshotBatchResponse many;
+  while (i < count) {
+    if (single != nullptr) {
+      if (!single->Read(&one)) break;
+      take(one);
+    } else {
+      if (!batched->Read(&many)) break;
+      for (const v1::SnapshotResponse& r : many.responses()) take(r);
     }
     absl::MutexLock l(&mu);
     answered = i;
@@ -295,58 +320,7 @@ std::string RunBatchStream(World& w, int mappings, bool perf, int64_t count, int
     reader_done = true;
   }
   writer.join();
-  grpc::Status st = stream->Finish();
-  if (error.empty() && i != count) error = absl::StrCat("only ", i, " of ", count, " answered");
-  if (error.empty() && !st.ok()) error = st.error_message();
-  return error;
-}
-
-// Pushes `count` samples through one stream, `window` in flight; "" or
-// what went wrong. `frames` gets the frames of every response.
-std::string RunStream(World& w, int mappings, bool perf, int64_t count, int window,
-                      int64_t* frames) {
-  // One request per captured sample, built before timing starts: the
-  // client only patches sample_id.
-  std::vector<v1::SnapshotRequest> first(w.samples.size()), later(w.samples.size());
-  for (size_t k = 0; k < w.samples.size(); ++k) {
-    Prepare(w.samples[k], mappings, perf, 0, &first[k]);
-    Prepare(w.samples[k], mappings, perf, 1, &later[k]);
-  }
-  auto stub = w.server->Stub();
-  grpc::ClientContext context;
-  auto stream = stub->UnwindSnapshots(&context);
-  absl::Mutex mu;
-  int64_t answered = 0;  // guarded by mu
-  bool reader_done = false;  // guarded by mu
-  std::thread writer([&] {
-    for (int64_t i = 0; i < count; ++i) {
-      {
-        absl::MutexLock l(&mu);
-        auto room = [&] { return reader_done || i - answered < window; };
-        mu.Await(absl::Condition(&room));
-        if (reader_done) break;
-      }
-      v1::SnapshotRequest& r = (i == 0 ? first : later)[i % w.samples.size()];
-      r.set_sample_id(i);
-      if (!stream->Write(r)) break;
-    }
-    stream->WritesDone();
-  });
-  std::string error;
-  v1::SnapshotResponse resp;
-  int64_t i = 0;
-  for (; i < count && stream->Read(&resp); ++i) {
-    if (error.empty()) error = Check(w, i, resp);
-    *frames += resp.stack().frames_size();
-    absl::MutexLock l(&mu);
-    ++answered;
-  }
-  {
-    absl::MutexLock l(&mu);
-    reader_done = true;
-  }
-  writer.join();
-  grpc::Status st = stream->Finish();
+  grpc::Status st = single != nullptr ? single->Finish() : batched->Finish();
   if (error.empty() && i != count) error = absl::StrCat("only ", i, " of ", count, " answered");
   if (error.empty() && !st.ok()) error = st.error_message();
   return error;
@@ -365,8 +339,7 @@ void BM_SnapshotStream(benchmark::State& state) {
     return;
   }
   auto run = [&](int64_t n, int64_t* frames) {
-    return batch <= 1 ? RunStream(w, mappings, perf, n, window, frames)
-                      : RunBatchStream(w, mappings, perf, n, batch, window, frames);
+    return RunStream(w, mappings, perf, n, batch, window, frames);
   };
   // Warm-up: modules opened, build-ids verified, gRPC's pools grown.
   int64_t frames = 0;
