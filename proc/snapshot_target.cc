@@ -196,31 +196,19 @@ class SnapshotTargetImpl final : public SnapshotTarget {
 
 // CreateSnapshotTarget's: one sample, owning its stack copy and process
 // memory.
-class OwningSnapshotTarget final : public Target {
+class OwningSnapshotTarget final : public ForwardingTarget {
  public:
   OwningSnapshotTarget(std::unique_ptr<SnapshotTarget> inner,
                        std::vector<uint8_t> stack,
                        std::unique_ptr<memory::Memory> process)
-      : inner_(std::move(inner)), stack_(std::move(stack)), process_(std::move(process)) {}
+      : ForwardingTarget(*inner),
+        inner_(std::move(inner)),
+        stack_(std::move(stack)),
+        process_(std::move(process)) {}
 
   absl::Status Init(pid_t tid, const arch::RegisterSet& regs, uint64_t stack_address) {
     return inner_->SetSample(
         {tid, regs, stack_address, absl::MakeConstSpan(stack_), process_.get()});
-  }
-
-  arch::Arch arch() const override { return inner_->arch(); }
-  pid_t pid() const override { return inner_->pid(); }
-  std::vector<pid_t> Threads() const override { return inner_->Threads(); }
-  absl::StatusOr<arch::RegisterSet> InitialRegisters(pid_t tid) override {
-    return inner_->InitialRegisters(tid);
-  }
-  memory::Memory& memory() override { return inner_->memory(); }
-  const std::vector<Mapping>& mappings() const override { return inner_->mappings(); }
-  std::vector<std::string> FileCandidates(const Mapping& m) const override {
-    return inner_->FileCandidates(m);
-  }
-  std::string RecordedBuildId(const Mapping& m) const override {
-    return inner_->RecordedBuildId(m);
   }
 
  private:

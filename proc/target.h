@@ -59,6 +59,36 @@ class Target {
   virtual std::string RecordedBuildId(const Mapping& m) const { return ""; }
 };
 
+// A Target that answers everything by asking `inner`: the base of targets
+// that change one thing about another (the memory reads they count, the
+// PAC mask a test reports). `inner` must outlive it.
+class ForwardingTarget : public Target {
+ public:
+  explicit ForwardingTarget(Target& inner) : inner_(inner) {}
+
+  arch::Arch arch() const override { return inner_.arch(); }
+  pid_t pid() const override { return inner_.pid(); }
+  std::vector<pid_t> Threads() const override { return inner_.Threads(); }
+  absl::StatusOr<arch::RegisterSet> InitialRegisters(pid_t tid) override {
+    return inner_.InitialRegisters(tid);
+  }
+  memory::Memory& memory() override { return inner_.memory(); }
+  const std::vector<Mapping>& mappings() const override { return inner_.mappings(); }
+  std::vector<std::string> FileCandidates(const Mapping& m) const override {
+    return inner_.FileCandidates(m);
+  }
+  std::optional<arch::PacMask> pac_mask() const override { return inner_.pac_mask(); }
+  std::optional<SignalInfo> ThreadSignal(pid_t tid) const override {
+    return inner_.ThreadSignal(tid);
+  }
+  std::string RecordedBuildId(const Mapping& m) const override {
+    return inner_.RecordedBuildId(m);
+  }
+
+ private:
+  Target& inner_;
+};
+
 }  // namespace unwindd::proc
 
 #endif  // UNWINDD_PROC_TARGET_H_

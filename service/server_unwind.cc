@@ -24,33 +24,13 @@ class CountingMemory final : public memory::Memory {
   std::atomic<uint64_t>* counter_;
 };
 
-class CountingTarget final : public proc::Target {
+class CountingTarget final : public proc::ForwardingTarget {
  public:
   CountingTarget(proc::Target& inner, std::atomic<uint64_t>* counter)
-      : inner_(inner), memory_(inner.memory(), counter) {}
-  arch::Arch arch() const override { return inner_.arch(); }
-  pid_t pid() const override { return inner_.pid(); }
-  std::vector<pid_t> Threads() const override { return inner_.Threads(); }
-  absl::StatusOr<arch::RegisterSet> InitialRegisters(pid_t tid) override {
-    return inner_.InitialRegisters(tid);
-  }
+      : ForwardingTarget(inner), memory_(inner.memory(), counter) {}
   memory::Memory& memory() override { return memory_; }
-  const std::vector<proc::Mapping>& mappings() const override {
-    return inner_.mappings();
-  }
-  std::vector<std::string> FileCandidates(const proc::Mapping& m) const override {
-    return inner_.FileCandidates(m);
-  }
-  std::optional<arch::PacMask> pac_mask() const override { return inner_.pac_mask(); }
-  std::optional<proc::SignalInfo> ThreadSignal(pid_t tid) const override {
-    return inner_.ThreadSignal(tid);
-  }
-  std::string RecordedBuildId(const proc::Mapping& m) const override {
-    return inner_.RecordedBuildId(m);
-  }
 
  private:
-  proc::Target& inner_;
   CountingMemory memory_;
 };
 

@@ -75,24 +75,10 @@ void PutLe(std::vector<uint8_t>& b, uint64_t offset, uint64_t v) {
 }
 
 // Forwards to a target and reports `mask` as its NT_ARM_PAC_MASK.
-class WithPacMask : public proc::Target {
+class WithPacMask : public proc::ForwardingTarget {
  public:
   WithPacMask(std::unique_ptr<proc::Target> inner, arch::PacMask mask)
-      : inner_(std::move(inner)), mask_(mask) {}
-  arch::Arch arch() const override { return inner_->arch(); }
-  pid_t pid() const override { return inner_->pid(); }
-  std::vector<pid_t> Threads() const override { return inner_->Threads(); }
-  absl::StatusOr<arch::RegisterSet> InitialRegisters(pid_t tid) override {
-    return inner_->InitialRegisters(tid);
-  }
-  memory::Memory& memory() override { return inner_->memory(); }
-  const std::vector<proc::Mapping>& mappings() const override {
-    return inner_->mappings();
-  }
-  std::vector<std::string> FileCandidates(
-      const proc::Mapping& m) const override {
-    return inner_->FileCandidates(m);
-  }
+      : ForwardingTarget(*inner), inner_(std::move(inner)), mask_(mask) {}
   std::optional<arch::PacMask> pac_mask() const override { return mask_; }
 
  private:
