@@ -123,6 +123,31 @@ absl::Status UnwinderService::RunJob(grpc::ServerContext* context, int64_t key,
   return absl::OkStatus();
 }
 
+absl::StatusOr<Caller> UnwinderService::Admit(grpc::ServerContext* context,
+                                               RequestLog& log) const {
+  if (shutting_down_.load()) return absl::UnavailableError("unwindd is shutting down");
+  absl::StatusOr<Caller> caller = Identify(context);
+  if (caller.ok()) log.set_caller(caller->Describe());
+  return caller;
+}
+
+absl::Status UnwinderService::RunUnwind(
+    grpc::ServerContext* context, int64_t key, RequestLog& log,
+    unwinder::UnwindOptions& options, v1::UnwindResponse* response,
+    absl::FunctionRef<absl::StatusOr<UnwindResult>()> unwind) {
+  absl::StatusOr<UnwindResult> result = absl::UnknownError("not run");
+  absl::Status s = RunJob(context, key, Deadline(context), log,
+                          [&](const std::atomic<bool>& cancel) {
+                            options.cancel = &cancel;
+                            result = unwind();
+                          });
+  if (!s.ok()) return s;
+  if (!result.ok()) return result.status();
+  log.AddStacks(result->stacks);
+  ToProto(*result, response);
+  return absl::OkStatus();
+}
+
 grpc::Status UnwinderService::UnwindProcess(grpc::ServerContext* context,
                                             const v1::UnwindProcessRequest* request,
                                             v1::UnwindResponse* response) {
@@ -134,10 +159,8 @@ grpc::Status UnwinderService::UnwindProcess(grpc::ServerContext* context,
     log.Finish(s);
     return ToGrpcStatus(s);
   };
-  if (shutting_down_.load()) return done(absl::UnavailableError("unwindd is shutting down"));
-  absl::StatusOr<Caller> caller = Identify(context);
+  absl::StatusOr<Caller> caller = Admit(context, log);
   if (!caller.ok()) return done(caller.status());
-  log.set_caller(caller->Describe());
 
   LiveRequest live;
   live.pid = request->pid();
@@ -152,18 +175,9 @@ grpc::Status UnwinderService::UnwindProcess(grpc::ServerContext* context,
   s = CheckProcessAccess(*caller, live.pid);
   if (!s.ok()) return done(s);
 
-  absl::StatusOr<UnwindResult> result = absl::UnknownError("not run");
   UnwindEnv env{&cache_, &stats_.memory_bytes_read};
-  s = RunJob(context, live.pid, Deadline(context), log,
-             [&](const std::atomic<bool>& cancel) {
-               live.options.cancel = &cancel;
-               result = UnwindLiveProcess(*caller, live, env);
-             });
-  if (!s.ok()) return done(s);
-  if (!result.ok()) return done(result.status());
-  log.AddStacks(result->stacks);
-  ToProto(*result, response);
-  return done(absl::OkStatus());
+  return done(RunUnwind(context, live.pid, log, live.options, response,
+                        [&] { return UnwindLiveProcess(*caller, live, env); }));
 }
 
 grpc::Status UnwinderService::UnwindCore(
@@ -176,10 +190,8 @@ grpc::Status UnwinderService::UnwindCore(
     log.Finish(s);
     return ToGrpcStatus(s);
   };
-  if (shutting_down_.load()) return done(absl::UnavailableError("unwindd is shutting down"));
-  absl::StatusOr<Caller> caller = Identify(context);
+  absl::StatusOr<Caller> caller = Admit(context, log);
   if (!caller.ok()) return done(caller.status());
-  log.set_caller(caller->Describe());
 
   v1::UnwindCoreRequest first;
   if (!reader->Read(&first) || !first.has_options()) {
@@ -241,18 +253,9 @@ grpc::Status UnwinderService::UnwindCore(
           "CoreOptions must set server_path or streamed_size"));
   }
 
-  absl::StatusOr<UnwindResult> result = absl::UnknownError("not run");
   UnwindEnv env{&cache_, &stats_.memory_bytes_read};
-  s = RunJob(context, 0, Deadline(context), log,
-             [&](const std::atomic<bool>& cancel) {
-               core.options.cancel = &cancel;
-               result = UnwindCoreFile(*caller, core, env);
-             });
-  if (!s.ok()) return done(s);
-  if (!result.ok()) return done(result.status());
-  log.AddStacks(result->stacks);
-  ToProto(*result, response);
-  return done(absl::OkStatus());
+  return done(RunUnwind(context, 0, log, core.options, response,
+                        [&] { return UnwindCoreFile(*caller, core, env); }));
 }
 
 // What a snapshot stream keeps from sample to sample: the caller's session
@@ -273,12 +276,8 @@ class UnwinderService::SnapshotStream {
 
   // The checks before the first sample; not OK ends the stream.
   absl::Status Open() {
-    if (service_.shutting_down_.load()) {
-      return absl::UnavailableError("unwindd is shutting down");
-    }
-    absl::StatusOr<Caller> caller = service_.Identify(context_);
+    absl::StatusOr<Caller> caller = service_.Admit(context_, log_);
     if (!caller.ok()) return caller.status();
-    log_.set_caller(caller->Describe());
     SnapshotLimits limits = service_.options_.snapshot;
     limits.default_frames = service_.options_.default_frames;
     limits.max_frames = service_.options_.max_frames;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
@@ -23,6 +24,7 @@
 #include "service/server_pool.h"
 #include "service/server_snapshots.h"
 #include "service/server_stats.h"
+#include "service/server_unwind.h"
 #include "unwinder/module_cache.h"
 
 namespace unwindd::service {
@@ -94,6 +96,14 @@ class UnwinderService final : public v1::Unwinder::Service {
   // worker is free it runs on this thread instead, under the watchdog.
   absl::Status RunJob(grpc::ServerContext* context, int64_t key, absl::Time deadline,
                       RequestLog& log, WorkPool::Fn fn, bool here = false);
+  // Runs `unwind` as a job keyed by `key` (see RunJob; it sets
+  // options.cancel) and answers with its stacks.
+  absl::Status RunUnwind(grpc::ServerContext* context, int64_t key, RequestLog& log,
+                         unwinder::UnwindOptions& options, v1::UnwindResponse* response,
+                         absl::FunctionRef<absl::StatusOr<UnwindResult>()> unwind);
+  // Every RPC's first step: UNAVAILABLE while shutting down, else the
+  // caller (logged).
+  absl::StatusOr<Caller> Admit(grpc::ServerContext* context, RequestLog& log) const;
   absl::Time Deadline(grpc::ServerContext* context) const;
   absl::StatusOr<Caller> Identify(grpc::ServerContext* context) const;
   absl::StatusOr<int> Frames(uint32_t requested) const;
