@@ -5,6 +5,11 @@
 //   AddressSpace as(target, cache);
 //   const MappedModule* mm = as.Find(pc);   // target address
 //   if (mm && mm->module) row = mm->module->FindRow(pc - mm->load_bias);
+//
+// It also keeps what the step loop learns as it goes (the per-PC step
+// cache, where each stack's last unwind stopped reading), so it serves one
+// unwind at a time: not thread-safe. Modules are shared through the
+// ModuleCache, which is.
 #ifndef UNWINDD_UNWINDER_ADDRESS_SPACE_H_
 #define UNWINDD_UNWINDER_ADDRESS_SPACE_H_
 
