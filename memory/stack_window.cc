@@ -74,13 +74,7 @@ void StackWindow::Grow(uint64_t addr) {
 
 bool StackWindow::ReadWordSlow(uint64_t addr, int size, uint64_t* out) {
   if (size != 4 && size != 8) return false;
-  if (growable_ && addr >= start_ + size_ && addr < hi_) {
-    Grow(addr + size - 1);
-    const uint64_t off = addr - start_;
-    if (off < size_ && size_ - off >= static_cast<uint64_t>(size)) {
-      return ReadWordFast(addr, size, out);
-    }
-  }
+  // Read grows the window when addr is above it.
   uint8_t buf[8] = {};
   if (!ReadFully(addr, absl::MakeSpan(buf, size)).ok()) return false;
   uint64_t v = 0;

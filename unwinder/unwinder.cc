@@ -270,7 +270,7 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
     } else {
       Step step = StepOnce(mm, lookup_pc, stack, regs,
                            StepContext{options.sources, exact_pc, space.mappings(),
-                                       cache, policy_code, space.IndexOf(mm)});
+                                       cache, policy_code, module_index});
       if (!step.ok) {
         out.stop = step.stop;
         out.stop_detail = std::move(step.detail);
