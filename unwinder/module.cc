@@ -117,7 +117,7 @@ absl::StatusOr<std::shared_ptr<Module>> Module::FromImage(
 }
 
 Module::~Module() {
-  if (row_budget_ != nullptr) row_budget_->Give(row_bytes_);
+  if (row_budget_ != nullptr) row_budget_->Give(rows_.size() * kRowCacheEntryBytes);
   if (elf_ != nullptr) elf_end(elf_);
   if (fd_ >= 0) close(fd_);
 }
@@ -325,7 +325,6 @@ absl::StatusOr<std::shared_ptr<const ModuleRow>> Module::FindSharedRow(
     if (rows_.size() >= kMaxCachedRows) ClearRowsLocked();
     if (row_budget_ == nullptr || row_budget_->TryTake(kRowCacheEntryBytes)) {
       rows_.emplace(key, shared);
-      row_bytes_ += kRowCacheEntryBytes;
       return shared;
     }
     spent = row_budget_;
@@ -342,9 +341,8 @@ void Module::DropCachedRows() {
 }
 
 void Module::ClearRowsLocked() {
+  if (row_budget_ != nullptr) row_budget_->Give(rows_.size() * kRowCacheEntryBytes);
   rows_.clear();
-  if (row_budget_ != nullptr) row_budget_->Give(row_bytes_);
-  row_bytes_ = 0;
 }
 
 void Module::set_row_budget(std::shared_ptr<RowBudget> budget) {

@@ -171,8 +171,9 @@ class Module {
   absl::flat_hash_map<std::tuple<uint64_t, uint16_t, bool>,
                       std::shared_ptr<const ModuleRow>>
       rows_;
-  uint64_t row_bytes_ = 0;              // what rows_ took from row_budget_
-  std::shared_ptr<RowBudget> row_budget_;  // null: only kMaxCachedRows
+  // Each entry of rows_ took kRowCacheEntryBytes from it; null: only
+  // kMaxCachedRows bounds rows_.
+  std::shared_ptr<RowBudget> row_budget_;
 };
 
 }  // namespace unwindd::unwinder
