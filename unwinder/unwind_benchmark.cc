@@ -70,17 +70,17 @@ void BM_WarmUnwind(benchmark::State& state) {
   ModuleCache cache;
   // As a snapshot stream keeps them: one address space per process (its
   // modules and step cache), each sample unwound over its own stack copy.
-  std::vector<std::unique_ptr<AddressSpace>> spaces;
-  std::vector<std::unique_ptr<proc::Target>> space_targets;
-  absl::flat_hash_map<pid_t, AddressSpace*> space_of;
+  // Each space is built over the first sample of its process, which the
+  // prepared samples keep alive (so they are declared first, destroyed last).
   std::vector<PreparedSample> prepared;
+  std::vector<std::unique_ptr<AddressSpace>> spaces;
+  absl::flat_hash_map<pid_t, AddressSpace*> space_of;
   for (const proc::Snapshot& s : Samples()) {
     absl::StatusOr<std::unique_ptr<proc::Target>> t = proc::CreateSnapshotTarget(s, nullptr);
     if (!t.ok()) continue;
     AddressSpace*& space = space_of[s.pid];
     if (space == nullptr) {
-      space_targets.push_back(*proc::CreateSnapshotTarget(s, nullptr));
-      spaces.push_back(std::make_unique<AddressSpace>(*space_targets.back(), cache));
+      spaces.push_back(std::make_unique<AddressSpace>(**t, cache));
       space = spaces.back().get();
     }
     prepared.push_back(PreparedSample{*std::move(t), space, s.registers});
