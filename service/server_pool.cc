@@ -82,9 +82,7 @@ void WorkPool::WorkerLoop() {
       absl::MutexLock l(&mu_);
       // Jobs run here by their callers take worker slots too.
       auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-        return (HasRunnable() &&
-                static_cast<int>(running_jobs_.size() + here_.size()) < slots_) ||
-               (stopping_ && queue_.empty());
+        return (HasRunnable() && HasFreeSlot()) || (stopping_ && queue_.empty());
       };
       mu_.Await(absl::Condition(&ready));
       job = TakeRunnable();
@@ -114,8 +112,7 @@ void WorkPool::WorkerLoop() {
 bool WorkPool::RunHereIfIdle(int64_t key, const Fn& fn, std::atomic<bool>& cancel) {
   {
     absl::MutexLock l(&mu_);
-    if (stopping_ || HasRunnable() ||
-        static_cast<int>(running_jobs_.size() + here_.size()) >= slots_ ||
+    if (stopping_ || HasRunnable() || !HasFreeSlot() ||
         (key != 0 && running_keys_.contains(key))) {
       return false;
     }

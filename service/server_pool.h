@@ -103,6 +103,10 @@ class WorkPool {
   // The first queued job whose key is not running; nullptr if none.
   std::shared_ptr<Job> TakeRunnable() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool HasRunnable() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Fewer than `threads` jobs run, counting those run by their callers.
+  bool HasFreeSlot() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return static_cast<int>(running_jobs_.size() + here_.size()) < slots_;
+  }
 
   const int max_queued_;
   mutable absl::Mutex mu_;

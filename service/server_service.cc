@@ -14,6 +14,19 @@
 namespace unwindd::service {
 namespace {
 
+// Why a request stopped waiting for its unwind (OK: it did not).
+absl::Status GaveUp(Watchdog::Reason why) {
+  switch (why) {
+    case Watchdog::kDeadline:
+      return absl::DeadlineExceededError("the request's deadline passed");
+    case Watchdog::kGaveUp:
+      return absl::CancelledError("the client cancelled the request");
+    case Watchdog::kNone:
+      break;
+  }
+  return absl::OkStatus();
+}
+
 // How often a waiting handler looks at its call (cancelled?) and deadline.
 constexpr absl::Duration kPollInterval = absl::Milliseconds(20);
 
@@ -86,14 +99,7 @@ absl::Status UnwinderService::RunJob(grpc::ServerContext* context, int64_t key,
     watchdog_.Remove(&watch);
     if (ran) {
       log.set_queued(absl::ZeroDuration());
-      switch (watch.fired()) {
-        case Watchdog::kDeadline:
-          return absl::DeadlineExceededError("the request's deadline passed");
-        case Watchdog::kGaveUp:
-          return absl::CancelledError("the client cancelled the request");
-        case Watchdog::kNone:
-          return absl::OkStatus();
-      }
+      return GaveUp(watch.fired());
     }
   }
   absl::StatusOr<std::shared_ptr<WorkPool::Job>> job =
@@ -103,14 +109,11 @@ absl::Status UnwinderService::RunJob(grpc::ServerContext* context, int64_t key,
     return job.status();
   }
   while (!(*job)->Wait(std::min(deadline, absl::Now() + kPollInterval))) {
-    absl::Status give_up;
-    if (absl::Now() >= deadline) {
-      give_up = absl::DeadlineExceededError("the request's deadline passed");
-    } else if (context->IsCancelled()) {
-      give_up = absl::CancelledError("the client cancelled the request");
-    } else {
-      continue;
-    }
+    const Watchdog::Reason why = absl::Now() >= deadline ? Watchdog::kDeadline
+                                 : context->IsCancelled() ? Watchdog::kGaveUp
+                                                          : Watchdog::kNone;
+    if (why == Watchdog::kNone) continue;
+    const absl::Status give_up = GaveUp(why);
     if (!pool_.Withdraw(*job)) {
       // Running: stop the walk at its next frame and let the worker detach.
       (*job)->Cancel();
