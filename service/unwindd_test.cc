@@ -209,7 +209,9 @@ TEST_F(UnwinddTest, SourcesChooseTheUnwindInfo) {
     ASSERT_EQ(r.threads_size(), all.threads_size());
     for (int t = 0; t < r.threads_size(); ++t) {
       for (const v1::Frame& f : r.threads(t).frames()) {
-        if (only == v1::METHOD_FRAME_POINTER) EXPECT_NE(f.method(), v1::METHOD_EH_FRAME);
+        if (only == v1::METHOD_FRAME_POINTER) {
+          EXPECT_NE(f.method(), v1::METHOD_EH_FRAME);
+        }
       }
       if (only == v1::METHOD_EH_FRAME) {
         EXPECT_EQ(r.threads(t).frames_size(), all.threads(t).frames_size());
