@@ -270,4 +270,19 @@ MethodCheck CheckFramePointerMethods(const harness::UnwindOutput& out,
   return r;
 }
 
+absl::StatusOr<LiveComparison> CompareLiveWithEuStack(pid_t pid,
+                                                      absl::string_view sources) {
+  LiveComparison out;
+  absl::StatusOr<harness::UnwindOutput> ours = harness::UnwindFrames(
+      absl::StrCat(harness::RunfilesRoot(), "/service/unwind"), pid,
+      {absl::StrCat("--sources=", sources)});
+  if (!ours.ok()) return ours.status();
+  out.ours = *std::move(ours);
+  absl::StatusOr<harness::ThreadFrames> eu = harness::EuStackFrames(pid, &out.names);
+  if (!eu.ok()) return eu.status();
+  out.vs_eu_stack = harness::CompareThreadFrames("unwind", out.ours.Pcs(), "eu-stack",
+                                                 *eu, &out.names);
+  return out;
+}
+
 }  // namespace unwindd::sframe_fixtures

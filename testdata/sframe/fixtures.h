@@ -8,6 +8,8 @@
 #ifndef UNWINDD_TESTDATA_SFRAME_FIXTURES_H_
 #define UNWINDD_TESTDATA_SFRAME_FIXTURES_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -99,6 +101,17 @@ MethodCheck CheckFramePointerMethods(const harness::UnwindOutput& out,
                                      absl::string_view fixture,
                                      unwinder::Module& module,
                                      const harness::SymbolNames& names);
+
+// `unwind --sources=SOURCES` on the live process `pid`, and eu-stack on the
+// same threads: our output, eu-stack's symbol names (for the method checks)
+// and the comparison of the two. An error if either tool could not run.
+struct LiveComparison {
+  harness::UnwindOutput ours;
+  harness::SymbolNames names;
+  harness::Comparison vs_eu_stack;
+};
+absl::StatusOr<LiveComparison> CompareLiveWithEuStack(pid_t pid,
+                                                      absl::string_view sources);
 
 }  // namespace unwindd::sframe_fixtures
 

@@ -42,21 +42,14 @@ TEST_P(FpLiveTest, SamePcsAsEuStackAndFramePointerWhereTheRecordIs) {
   absl::StatusOr<harness::RunningProgram> program =
       harness::StartProgram(harness::FixturePath(name));
   ASSERT_TRUE(program.ok()) << program.status();
-  absl::StatusOr<harness::UnwindOutput> ours = harness::UnwindFrames(
-      absl::StrCat(harness::RunfilesRoot(), "/service/unwind"), program->pid(),
-      {"--sources=fp,eh_frame"});
-  ASSERT_TRUE(ours.ok()) << ours.status();
-  harness::SymbolNames names;
-  absl::StatusOr<harness::ThreadFrames> eu =
-      harness::EuStackFrames(program->pid(), &names);
-  ASSERT_TRUE(eu.ok()) << eu.status();
-
-  harness::Comparison c = harness::CompareThreadFrames("unwind", ours->Pcs(),
-                                                       "eu-stack", *eu, &names);
-  EXPECT_TRUE(c.ok()) << c.diff << ours->Describe();
-  MethodCheck m = CheckFramePointerMethods(*ours, name, **module, names);
+  absl::StatusOr<LiveComparison> live =
+      CompareLiveWithEuStack(program->pid(), "fp,eh_frame");
+  ASSERT_TRUE(live.ok()) << live.status();
+  const harness::Comparison& c = live->vs_eu_stack;
+  EXPECT_TRUE(c.ok()) << c.diff << live->ours.Describe();
+  MethodCheck m = CheckFramePointerMethods(live->ours, name, **module, live->names);
   EXPECT_TRUE(m.failures.empty()) << absl::StrJoin(m.failures, "\n") << "\n"
-                                  << ours->Describe();
+                                  << live->ours.Describe();
   EXPECT_GT(m.frames, 0);
   total_threads += c.threads;
   total_matched += c.matched;
