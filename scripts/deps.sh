@@ -1,14 +1,14 @@
 #!/bin/sh
-# Installs the Debian packages unwindd needs to build and test, if missing.
+# Installs the Debian packages unwindd needs to build, test and benchmark
+# (scripts/requirements.txt names each and what needs it), if missing.
 # Idempotent: a no-op (no apt-get at all) when everything is present.
+#
+# g++-12-multilib brings the 32-bit libstdc++ the -m32 (i386) fixtures link
+# with. Not the gcc-multilib metapackage, which conflicts with Debian's
+# aarch64 cross compiler (testdata/aarch64/make_fixtures.sh).
 set -eu
-PACKAGES="bazel-bootstrap g++ libelf-dev libdw-dev elfutils libabsl-dev \
-libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc \
-libgtest-dev libgmock-dev libbenchmark-dev liblzma-dev libzstd-dev \
-liblz4-dev zstd lz4 xz-utils libunwind-dev gdb gcc-12-multilib"
-# gcc-12-multilib: the -m32 (i386) fixture variants. Not the gcc-multilib
-# metapackage, which conflicts with Debian's aarch64 cross compiler
-# (testdata/aarch64/make_fixtures.sh).
+here=$(cd "$(dirname "$0")" && pwd)
+PACKAGES=$(awk '!/^#/ && NF >= 3 { print $3 }' "$here/requirements.txt" | sort -u)
 missing=""
 for p in $PACKAGES; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -3,7 +3,11 @@
 # closing "N passed, N failed" line counted from Bazel's per-target results.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-sh scripts/deps.sh || exit 1
+# Install what is missing, then check, before building anything, that every
+# command and library the suite needs is there: one line per missing item,
+# with its package, beats dozens of link failures.
+sh scripts/deps.sh || echo "scripts/deps.sh failed; checking what is missing" >&2
+sh scripts/check_deps.sh || { echo "0 passed, 0 failed (missing dependencies)"; exit 1; }
 log=$(mktemp)
 bazel test //... "$@" 2>&1 | tee "$log"
 rc=$?

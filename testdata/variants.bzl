@@ -16,7 +16,7 @@ A variant name is "<opt>_<fp>_<pie>[_debugframe]", e.g. "O2_nofp_pie":
        disagree (gdb's prologue analyzer gets lost in -O2 code where
        eu-stack follows rbp), so there is no "no CFI" variant.
   m32 (optional, last): -m32, a 32-bit i386 program that our 64-bit
-       `unwind` must unwind (Debian's gcc-12-multilib; C programs only:
+       `unwind` must unwind (Debian's g++-12-multilib; C programs only:
        without the gcc-multilib metapackage, which conflicts with the
        aarch64 cross compiler, C++ headers miss <asm/errno.h> under -m32).
 The target is named "<name>_<variant>", and the macro returns the labels it

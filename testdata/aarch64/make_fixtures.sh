@@ -18,7 +18,7 @@
 # Usage: bash testdata/aarch64/make_fixtures.sh   (as root or with sudo; it
 # installs gcc-aarch64-linux-gnu, qemu-user-static and gdb-multiarch if
 # missing). Debian's gcc-multilib conflicts with the cross compiler, which is
-# why scripts/deps.sh installs gcc-12-multilib for the -m32 fixtures instead.
+# why scripts/deps.sh installs g++-12-multilib for the -m32 fixtures instead.
 set -euo pipefail
 cd "$(dirname "$0")"
 here=$(pwd)
