@@ -1,0 +1,48 @@
+// Command-line parsing for `unwind` (DESIGN.md "CLI"), kept apart from main()
+// so it can be tested.
+//
+//   absl::StatusOr<Command> cmd = ParseCommandLine({"pid", "1234", "--format=json"});
+#ifndef UNWINDD_SERVICE_CLI_ARGS_H_
+#define UNWINDD_SERVICE_CLI_ARGS_H_
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "proc/core_paths.h"
+#include "unwinder/source_policy.h"
+
+namespace unwindd::service {
+
+enum class Format { kText, kJson };
+
+struct Command {
+  enum class Kind { kPid, kDemo, kCheckSframe, kCore, kHelp };
+  Kind kind = Kind::kHelp;
+  pid_t pid = 0;
+  std::vector<pid_t> tids;
+  Format format = Format::kText;
+  int max_frames = 0;  // 0: the unwinder's default
+  // --sources=LIST: unwind sources in the order to try them.
+  unwinder::SourcePolicy sources;
+  bool sources_given = false;
+  std::string path;  // check-sframe FILE
+  // unwind core CORE: the core, and where its files are on this machine.
+  std::string core;
+  std::string exe;
+  std::string sysroot;
+  std::vector<proc::PathMapping> path_maps;
+};
+
+// `args` excludes argv[0]. InvalidArgument with a one-line message on misuse.
+absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> args);
+
+extern const char kUsage[];
+
+}  // namespace unwindd::service
+
+#endif  // UNWINDD_SERVICE_CLI_ARGS_H_

@@ -1,0 +1,110 @@
+// `unwind`: the command-line unwinder (DESIGN.md "CLI"). The in-process path
+// links no gRPC or protobuf, so it starts in about a millisecond.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "proc/live_target.h"
+#include "service/cli/args.h"
+#include "service/cli/core_command.h"
+#include "service/cli/demo.h"
+#include "service/cli/output.h"
+#include "service/cli/remote_exec.h"
+#include "unwinder/module.h"
+#include "unwinder/module_cache.h"
+#include "unwinder/sframe/check.h"
+#include "unwinder/unwinder.h"
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+// SIGINT/SIGTERM stop the walk between frames; the stack then unwinds
+// normally so every ptrace attachment is detached by its RAII owner.
+void OnSignal(int) { g_interrupted.store(true); }
+
+int Fail(absl::string_view msg) {
+  std::fprintf(stderr, "unwind: %.*s\n", static_cast<int>(msg.size()), msg.data());
+  return 1;
+}
+
+// `unwind check-sframe FILE`: exit 0 when .sframe and .eh_frame agree
+// everywhere both cover, 3 when they disagree (the report says where), 1 when
+// the file cannot be checked.
+int CheckSframe(const std::string& path) {
+  absl::StatusOr<std::shared_ptr<unwindd::unwinder::Module>> module =
+      unwindd::unwinder::Module::OpenFile(path);
+  if (!module.ok()) return Fail(module.status().message());
+  absl::StatusOr<unwindd::unwinder::sframe::CheckReport> report =
+      unwindd::unwinder::sframe::CheckSframe(**module);
+  if (!report.ok()) return Fail(report.status().message());
+  std::string out = unwindd::unwinder::sframe::FormatCheckReport(*report);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (std::fflush(stdout) != 0) return 1;
+  return report->ok() ? 0 : 3;
+}
+
+int Run(const unwindd::service::Command& cmd) {
+  using unwindd::service::Command;
+  if (cmd.kind == Command::Kind::kCheckSframe) return CheckSframe(cmd.path);
+  if (cmd.kind == Command::Kind::kCore) {
+    return unwindd::service::RunCore(cmd, &g_interrupted);
+  }
+  std::unique_ptr<unwindd::service::DemoProcess> demo;
+  pid_t pid = cmd.pid;
+  if (cmd.kind == Command::Kind::kDemo) {
+    absl::StatusOr<std::unique_ptr<unwindd::service::DemoProcess>> d =
+        unwindd::service::DemoProcess::Start();
+    if (!d.ok()) return Fail(d.status().message());
+    demo = *std::move(d);
+    pid = demo->pid();
+  }
+  unwindd::unwinder::ProcessStacks stacks;
+  {
+    absl::StatusOr<std::unique_ptr<unwindd::proc::Target>> target =
+        unwindd::proc::AttachLive(pid, cmd.tids);
+    if (!target.ok()) return Fail(target.status().message());
+    unwindd::unwinder::ModuleCache cache;
+    unwindd::unwinder::UnwindOptions options;
+    if (cmd.max_frames > 0) options.max_frames = cmd.max_frames;
+    options.sources = cmd.sources;
+    options.cancel = &g_interrupted;
+    stacks = unwindd::unwinder::UnwindTarget(**target, cache, options);
+  }  // detached here
+  if (g_interrupted.load()) return Fail("interrupted");
+  std::string out = cmd.format == unwindd::service::Format::kJson
+                        ? unwindd::service::FormatJson(stacks)
+                        : unwindd::service::FormatText(stacks);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<absl::string_view> args(argv + 1, argv + argc);
+  // --server: unwind_remote (which links gRPC) does the rest, same output.
+  if (unwindd::service::WantsServer(args)) return unwindd::service::ExecRemote(argv);
+  absl::StatusOr<unwindd::service::Command> cmd =
+      unwindd::service::ParseCommandLine(args);
+  if (!cmd.ok()) {
+    Fail(cmd.status().message());
+    std::fputs(unwindd::service::kUsage, stderr);
+    return 2;
+  }
+  if (cmd->kind == unwindd::service::Command::Kind::kHelp) {
+    std::fputs(unwindd::service::kUsage, stdout);
+    return 0;
+  }
+  struct sigaction sa = {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  return Run(*cmd);
+}

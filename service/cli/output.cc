@@ -1,0 +1,158 @@
+#include "service/cli/output.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "proc/signal_info.h"
+
+namespace unwindd::service {
+namespace {
+
+std::string Hex(uint64_t v) { return absl::StrFormat("\"0x%x\"", v); }
+
+std::string SignalJson(const proc::SignalInfo& s) {
+  std::string out = absl::StrCat("{\"number\": ", s.number, ", \"name\": ",
+                                 JsonString(proc::SignalName(s.number)));
+  if (s.code) {
+    absl::StrAppend(&out, ", \"code\": ", *s.code);
+    absl::string_view name = proc::SignalCodeName(s.number, *s.code);
+    if (!name.empty()) absl::StrAppend(&out, ", \"code_name\": ", JsonString(name));
+  }
+  if (s.fault_address) {
+    absl::StrAppend(&out, ", \"fault_address\": ", Hex(*s.fault_address));
+  }
+  if (s.sender_pid) absl::StrAppend(&out, ", \"sender_pid\": ", *s.sender_pid);
+  if (s.sender_uid) absl::StrAppend(&out, ", \"sender_uid\": ", *s.sender_uid);
+  return out + "}";
+}
+
+std::string SignalText(const proc::SignalInfo& s) {
+  std::string out = proc::SignalName(s.number);
+  if (s.code) {
+    absl::string_view name = proc::SignalCodeName(s.number, *s.code);
+    absl::StrAppend(&out, " (", name.empty() ? absl::StrCat("code ", *s.code)
+                                             : std::string(name), ")");
+  }
+  if (s.fault_address) {
+    absl::StrAppendFormat(&out, " fault address 0x%x", *s.fault_address);
+  }
+  if (s.sender_pid) absl::StrAppend(&out, " from pid ", *s.sender_pid);
+  return out;
+}
+
+std::string CoreJson(const CoreSummary& c) {
+  std::string out = absl::StrCat(
+      "{\"file\": ", JsonString(c.core), ", \"compression\": ",
+      JsonString(c.compression), ", \"executable\": ", JsonString(c.executable),
+      ", \"modules_from\": ", JsonString(c.modules_from), ", \"files\": [");
+  for (size_t i = 0; i < c.files.size(); ++i) {
+    const CoreSummary::File& f = c.files[i];
+    absl::StrAppend(&out, i ? ",\n    " : "\n    ", "{\"path\": ", JsonString(f.path),
+                    ", \"state\": ", JsonString(f.state));
+    if (!f.file.empty()) absl::StrAppend(&out, ", \"file\": ", JsonString(f.file));
+    absl::StrAppend(&out, ", \"build_id\": ", JsonString(f.build_id));
+    if (!f.file_build_id.empty()) {
+      absl::StrAppend(&out, ", \"file_build_id\": ", JsonString(f.file_build_id));
+    }
+    out += "}";
+  }
+  out += "], \"warnings\": [";
+  for (size_t i = 0; i < c.warnings.size(); ++i) {
+    absl::StrAppend(&out, i ? ",\n    " : "\n    ", JsonString(c.warnings[i]));
+  }
+  return out + "]}";
+}
+
+std::string CoreText(const CoreSummary& c) {
+  std::string out = absl::StrCat("core: ", c.core);
+  if (c.compression != "none") absl::StrAppend(&out, " (", c.compression, ")");
+  absl::StrAppend(&out, ", executable ", c.executable.empty() ? "?" : c.executable,
+                  ", modules from ", c.modules_from, "\n");
+  for (const CoreSummary::File& f : c.files) {
+    if (f.state == "missing") {
+      absl::StrAppend(&out, "missing: ", f.path, "\n");
+    } else if (f.state == "mismatch") {
+      absl::StrAppend(&out, "mismatch: ", f.path, ": ", f.file, " has build-id ",
+                      f.file_build_id, ", the core recorded ", f.build_id, "\n");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string FormatJson(const unwinder::ProcessStacks& stacks,
+                       const CoreSummary* core) {
+  std::string out = "{";
+  if (core != nullptr) absl::StrAppend(&out, "\"core\": ", CoreJson(*core), ",\n ");
+  out += "\"threads\": [";
+  for (size_t t = 0; t < stacks.threads.size(); ++t) {
+    const unwinder::ThreadStack& th = stacks.threads[t];
+    absl::StrAppend(&out, t ? ",\n  " : "\n  ", "{\"tid\": ", th.tid,
+                    ", \"stop\": \"", unwinder::StopReasonName(th.stop), "\"");
+    if (!th.stop_detail.empty()) {
+      absl::StrAppend(&out, ", \"stop_detail\": ", JsonString(th.stop_detail));
+    }
+    if (th.signal) absl::StrAppend(&out, ", \"signal\": ", SignalJson(*th.signal));
+    out += ", \"frames\": [";
+    for (size_t i = 0; i < th.frames.size(); ++i) {
+      const unwinder::Frame& f = th.frames[i];
+      absl::StrAppend(&out, i ? ",\n    " : "\n    ", "{\"pc\": ", Hex(f.pc),
+                      ", \"sp\": ", Hex(f.sp), ", \"method\": \"",
+                      unwinder::MethodName(f.method), "\"");
+      if (f.module >= 0) {
+        const unwinder::ModuleInfo& m = stacks.modules[f.module];
+        absl::StrAppend(&out, ", \"module\": ", JsonString(m.path),
+                        ", \"build_id\": ", JsonString(m.build_id));
+        if (m.bias_known) absl::StrAppend(&out, ", \"rel_pc\": ", Hex(f.rel_pc));
+        if (!m.file.empty()) absl::StrAppend(&out, ", \"file\": ", JsonString(m.file));
+        if (m.mismatch) out += ", \"module_mismatch\": true";
+        if (!m.error.empty()) {
+          absl::StrAppend(&out, ", \"module_error\": ", JsonString(m.error));
+        }
+        if (m.from_memory) out += ", \"from_memory\": true";
+      }
+      out += "}";
+    }
+    out += "]}";
+  }
+  out += stacks.threads.empty() ? "]}\n" : "\n]}\n";
+  return out;
+}
+
+std::string FormatText(const unwinder::ProcessStacks& stacks,
+                       const CoreSummary* core) {
+  std::string out;
+  if (stacks.pid != 0) {
+    absl::StrAppend(&out, "PID ", stacks.pid, core ? " - core\n" : " - process\n");
+  }
+  if (core != nullptr) out += CoreText(*core);
+  for (const unwinder::ThreadStack& th : stacks.threads) {
+    absl::StrAppend(&out, "TID ", th.tid, ":\n");
+    if (th.signal) absl::StrAppend(&out, "signal: ", SignalText(*th.signal), "\n");
+    int width = stacks.arch == arch::Arch::kX86 ? 8 : 16;
+    for (size_t i = 0; i < th.frames.size(); ++i) {
+      const unwinder::Frame& f = th.frames[i];
+      absl::StrAppendFormat(&out, "#%-2d 0x%0*x", i, width, f.pc);
+      std::string note;
+      if (f.module >= 0) {
+        const unwinder::ModuleInfo& m = stacks.modules[f.module];
+        absl::StrAppend(&out, " ", m.path);
+        if (m.bias_known) absl::StrAppendFormat(&out, "+0x%x", f.rel_pc);
+        if (m.mismatch) {
+          note = " (build-id mismatch)";
+        } else if (m.from_memory) {
+          note = " (unwind info from the core's memory)";
+        } else if (!m.error.empty()) {
+          note = " (no file)";
+        }
+      }
+      absl::StrAppend(&out, " [", unwinder::MethodName(f.method), "]", note, "\n");
+    }
+    absl::StrAppend(&out, "stop: ", unwinder::StopReasonName(th.stop));
+    if (!th.stop_detail.empty()) absl::StrAppend(&out, " (", th.stop_detail, ")");
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace unwindd::service

@@ -1,0 +1,139 @@
+#include "service/cli/output.h"
+
+#include "gtest/gtest.h"
+
+namespace unwindd::service {
+namespace {
+
+unwinder::ProcessStacks Sample() {
+  unwinder::ProcessStacks s;
+  s.pid = 42;
+  s.modules.push_back({"/lib/libc.so.6", "abcd", 0x7f0000000000, 0x7f0000100000,
+                       0x7f0000000000});
+  unwinder::ThreadStack t;
+  t.tid = 42;
+  t.stop = unwinder::StopReason::kEndOfStack;
+  t.frames.push_back({0x7f0000001234, 0x7ffd0000, unwinder::Method::kInitial, 0,
+                      0x1234});
+  t.frames.push_back({0x401000, 0x7ffd0100, unwinder::Method::kEhFrame, -1, 0});
+  s.threads.push_back(t);
+  unwinder::ThreadStack gone;
+  gone.tid = 43;
+  gone.stop = unwinder::StopReason::kThreadGone;
+  gone.stop_detail = "thread \"43\" has exited";
+  s.threads.push_back(gone);
+  return s;
+}
+
+TEST(OutputTest, Json) {
+  EXPECT_EQ(FormatJson(Sample()),
+            "{\"threads\": [\n"
+            "  {\"tid\": 42, \"stop\": \"end_of_stack\", \"frames\": [\n"
+            "    {\"pc\": \"0x7f0000001234\", \"sp\": \"0x7ffd0000\", "
+            "\"method\": \"initial\", \"module\": \"/lib/libc.so.6\", "
+            "\"build_id\": \"abcd\", \"rel_pc\": \"0x1234\"},\n"
+            "    {\"pc\": \"0x401000\", \"sp\": \"0x7ffd0100\", \"method\": "
+            "\"eh_frame\"}]},\n"
+            "  {\"tid\": 43, \"stop\": \"thread_gone\", \"stop_detail\": "
+            "\"thread \\\"43\\\" has exited\", \"frames\": []}\n"
+            "]}\n");
+}
+
+TEST(OutputTest, JsonEmpty) {
+  EXPECT_EQ(FormatJson(unwinder::ProcessStacks{}), "{\"threads\": []}\n");
+}
+
+TEST(OutputTest, Text) {
+  EXPECT_EQ(FormatText(Sample()),
+            "PID 42 - process\n"
+            "TID 42:\n"
+            "#0  0x00007f0000001234 /lib/libc.so.6+0x1234 [initial]\n"
+            "#1  0x0000000000401000 [eh_frame]\n"
+            "stop: end_of_stack\n"
+            "TID 43:\n"
+            "stop: thread_gone (thread \"43\" has exited)\n");
+}
+
+TEST(OutputTest, JsonStringEscapes) {
+  EXPECT_EQ(JsonString("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\u0001\"");
+}
+
+// What `unwind core` adds: the "core" object, a thread's signal, and per
+// frame the state of the module's file.
+unwinder::ProcessStacks CoreSample() {
+  unwinder::ProcessStacks s;
+  s.pid = 7;
+  unwinder::ModuleInfo missing{"/opt/app", "aa", 0x400000, 0x401000, 0};
+  missing.bias_known = false;
+  missing.error = "/opt/app not found (tried /sr/opt/app)";
+  s.modules.push_back(missing);
+  unwinder::ModuleInfo wrong{"/lib/libc.so.6", "bb", 0x7f0000000000,
+                             0x7f0000100000, 0x7f0000000000};
+  wrong.mismatch = true;
+  wrong.error = "build-id mismatch";
+  wrong.file = "/sr/lib/libc.so.6";
+  s.modules.push_back(wrong);
+  unwinder::ThreadStack t;
+  t.tid = 7;
+  t.signal = proc::SignalInfo{.number = 11, .code = 1, .fault_address = 0};
+  t.frames.push_back({0x400010, 0x7ffd0000, unwinder::Method::kInitial, 0, 0});
+  t.frames.push_back({0x7f0000000020, 0x7ffd0010, unwinder::Method::kEhFrame, 1,
+                      0x20});
+  s.threads.push_back(t);
+  return s;
+}
+
+CoreSummary Summary() {
+  CoreSummary c;
+  c.core = "core.zst";
+  c.compression = "zstd";
+  c.executable = "/opt/app";
+  c.modules_from = "nt_file";
+  c.files.push_back({"/opt/app", "missing", "", "aa", ""});
+  c.files.push_back({"/lib/libc.so.6", "mismatch", "/sr/lib/libc.so.6", "bb", "cc"});
+  c.warnings.push_back("core.zst is truncated");
+  return c;
+}
+
+TEST(OutputTest, CoreJson) {
+  CoreSummary c = Summary();
+  EXPECT_EQ(
+      FormatJson(CoreSample(), &c),
+      "{\"core\": {\"file\": \"core.zst\", \"compression\": \"zstd\", "
+      "\"executable\": \"/opt/app\", \"modules_from\": \"nt_file\", \"files\": [\n"
+      "    {\"path\": \"/opt/app\", \"state\": \"missing\", \"build_id\": \"aa\"},\n"
+      "    {\"path\": \"/lib/libc.so.6\", \"state\": \"mismatch\", \"file\": "
+      "\"/sr/lib/libc.so.6\", \"build_id\": \"bb\", \"file_build_id\": \"cc\"}], "
+      "\"warnings\": [\n    \"core.zst is truncated\"]},\n"
+      " \"threads\": [\n"
+      "  {\"tid\": 7, \"stop\": \"end_of_stack\", \"signal\": {\"number\": 11, "
+      "\"name\": \"SIGSEGV\", \"code\": 1, \"code_name\": \"SEGV_MAPERR\", "
+      "\"fault_address\": \"0x0\"}, \"frames\": [\n"
+      "    {\"pc\": \"0x400010\", \"sp\": \"0x7ffd0000\", \"method\": \"initial\", "
+      "\"module\": \"/opt/app\", \"build_id\": \"aa\", \"module_error\": "
+      "\"/opt/app not found (tried /sr/opt/app)\"},\n"
+      "    {\"pc\": \"0x7f0000000020\", \"sp\": \"0x7ffd0010\", \"method\": "
+      "\"eh_frame\", \"module\": \"/lib/libc.so.6\", \"build_id\": \"bb\", "
+      "\"rel_pc\": \"0x20\", \"file\": \"/sr/lib/libc.so.6\", \"module_mismatch\": "
+      "true, \"module_error\": \"build-id mismatch\"}]}\n"
+      "]}\n");
+}
+
+TEST(OutputTest, CoreText) {
+  CoreSummary c = Summary();
+  EXPECT_EQ(FormatText(CoreSample(), &c),
+            "PID 7 - core\n"
+            "core: core.zst (zstd), executable /opt/app, modules from nt_file\n"
+            "missing: /opt/app\n"
+            "mismatch: /lib/libc.so.6: /sr/lib/libc.so.6 has build-id cc, the "
+            "core recorded bb\n"
+            "TID 7:\n"
+            "signal: SIGSEGV (SEGV_MAPERR) fault address 0x0\n"
+            "#0  0x0000000000400010 /opt/app [initial] (no file)\n"
+            "#1  0x00007f0000000020 /lib/libc.so.6+0x20 [eh_frame] (build-id "
+            "mismatch)\n"
+            "stop: end_of_stack\n");
+}
+
+}  // namespace
+}  // namespace unwindd::service

@@ -1,0 +1,364 @@
+#include "service/common/convert.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "proc/signal_info.h"
+
+namespace unwindd::service {
+
+grpc::Status ToGrpcStatus(const absl::Status& s) {
+  if (s.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()),
+                      std::string(s.message()));
+}
+
+absl::Status FromGrpcStatus(const grpc::Status& s) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                      s.error_message());
+}
+
+v1::Method ToProto(unwinder::Method m) {
+  switch (m) {
+    case unwinder::Method::kInitial:
+      return v1::METHOD_INITIAL;
+    case unwinder::Method::kEhFrame:
+      return v1::METHOD_EH_FRAME;
+    case unwinder::Method::kDebugFrame:
+      return v1::METHOD_DEBUG_FRAME;
+    case unwinder::Method::kSframe:
+      return v1::METHOD_SFRAME;
+    case unwinder::Method::kFramePointer:
+      return v1::METHOD_FRAME_POINTER;
+    case unwinder::Method::kSignal:
+      return v1::METHOD_SIGNAL;
+  }
+  return v1::METHOD_UNSPECIFIED;
+}
+
+absl::StatusOr<unwinder::Method> FromProto(v1::Method m) {
+  switch (m) {
+    case v1::METHOD_INITIAL:
+      return unwinder::Method::kInitial;
+    case v1::METHOD_EH_FRAME:
+      return unwinder::Method::kEhFrame;
+    case v1::METHOD_DEBUG_FRAME:
+      return unwinder::Method::kDebugFrame;
+    case v1::METHOD_SFRAME:
+      return unwinder::Method::kSframe;
+    case v1::METHOD_FRAME_POINTER:
+      return unwinder::Method::kFramePointer;
+    case v1::METHOD_SIGNAL:
+      return unwinder::Method::kSignal;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrFormat("unknown method %d", static_cast<int>(m)));
+  }
+}
+
+v1::StopReason ToProto(unwinder::StopReason r) {
+  switch (r) {
+    case unwinder::StopReason::kEndOfStack:
+      return v1::STOP_REASON_END_OF_STACK;
+    case unwinder::StopReason::kNoUnwindInfo:
+      return v1::STOP_REASON_NO_UNWIND_INFO;
+    case unwinder::StopReason::kMemoryError:
+      return v1::STOP_REASON_MEMORY_ERROR;
+    case unwinder::StopReason::kMaxFrames:
+      return v1::STOP_REASON_MAX_FRAMES;
+    case unwinder::StopReason::kLoop:
+      return v1::STOP_REASON_LOOP;
+    case unwinder::StopReason::kBadUnwindInfo:
+      return v1::STOP_REASON_BAD_UNWIND_INFO;
+    case unwinder::StopReason::kThreadGone:
+      return v1::STOP_REASON_THREAD_GONE;
+  }
+  return v1::STOP_REASON_UNSPECIFIED;
+}
+
+namespace {
+
+absl::StatusOr<unwinder::StopReason> StopFromProto(v1::StopReason r) {
+  switch (r) {
+    case v1::STOP_REASON_END_OF_STACK:
+      return unwinder::StopReason::kEndOfStack;
+    case v1::STOP_REASON_NO_UNWIND_INFO:
+      return unwinder::StopReason::kNoUnwindInfo;
+    case v1::STOP_REASON_MEMORY_ERROR:
+      return unwinder::StopReason::kMemoryError;
+    case v1::STOP_REASON_MAX_FRAMES:
+      return unwinder::StopReason::kMaxFrames;
+    case v1::STOP_REASON_LOOP:
+      return unwinder::StopReason::kLoop;
+    case v1::STOP_REASON_BAD_UNWIND_INFO:
+      return unwinder::StopReason::kBadUnwindInfo;
+    case v1::STOP_REASON_THREAD_GONE:
+      return unwinder::StopReason::kThreadGone;
+    default:
+      return absl::DataLossError(
+          absl::StrFormat("unknown stop reason %d", static_cast<int>(r)));
+  }
+}
+
+}  // namespace
+
+v1::Arch ToProto(arch::Arch a) {
+  switch (a) {
+    case arch::Arch::kX86_64:
+      return v1::ARCH_X86_64;
+    case arch::Arch::kAArch64:
+      return v1::ARCH_AARCH64;
+    case arch::Arch::kX86:
+      return v1::ARCH_X86;
+  }
+  return v1::ARCH_UNSPECIFIED;
+}
+
+absl::StatusOr<arch::Arch> FromProto(v1::Arch a) {
+  switch (a) {
+    case v1::ARCH_X86_64:
+      return arch::Arch::kX86_64;
+    case v1::ARCH_AARCH64:
+      return arch::Arch::kAArch64;
+    case v1::ARCH_X86:
+      return arch::Arch::kX86;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrFormat("unknown or unspecified arch %d", static_cast<int>(a)));
+  }
+}
+
+absl::StatusOr<unwinder::SourcePolicy> SourcesFromProto(
+    const google::protobuf::RepeatedField<int>& sources) {
+  if (sources.empty()) return unwinder::SourcePolicy();
+  std::vector<unwinder::Source> out;
+  for (int m : sources) {
+    unwinder::Source s;
+    switch (m) {
+      case v1::METHOD_EH_FRAME:
+        s = unwinder::Source::kEhFrame;
+        break;
+      case v1::METHOD_DEBUG_FRAME:
+        s = unwinder::Source::kDebugFrame;
+        break;
+      case v1::METHOD_SFRAME:
+        s = unwinder::Source::kSframe;
+        break;
+      case v1::METHOD_FRAME_POINTER:
+        s = unwinder::Source::kFramePointer;
+        break;
+      default:
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "sources: %s is not an unwind-info source (eh_frame, debug_frame, "
+            "sframe, frame_pointer)",
+            v1::Method_Name(static_cast<v1::Method>(m))));
+    }
+    if (std::find(out.begin(), out.end(), s) != out.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sources: ", unwinder::SourceName(s), " given twice"));
+    }
+    out.push_back(s);
+  }
+  return unwinder::SourcePolicy::Of(out);
+}
+
+void SourcesToProto(const unwinder::SourcePolicy& policy,
+                    google::protobuf::RepeatedField<int>* out) {
+  for (unwinder::Source s : policy.sources()) {
+    switch (s) {
+      case unwinder::Source::kEhFrame:
+        out->Add(v1::METHOD_EH_FRAME);
+        break;
+      case unwinder::Source::kDebugFrame:
+        out->Add(v1::METHOD_DEBUG_FRAME);
+        break;
+      case unwinder::Source::kSframe:
+        out->Add(v1::METHOD_SFRAME);
+        break;
+      case unwinder::Source::kFramePointer:
+        out->Add(v1::METHOD_FRAME_POINTER);
+        break;
+    }
+  }
+}
+
+namespace {
+
+void SignalToProto(const proc::SignalInfo& s, v1::Signal* out) {
+  out->set_number(s.number);
+  out->set_name(proc::SignalName(s.number));
+  if (s.code) {
+    out->set_code(*s.code);
+    out->set_code_name(std::string(proc::SignalCodeName(s.number, *s.code)));
+  }
+  if (s.fault_address) out->set_fault_address(*s.fault_address);
+  if (s.sender_pid) out->set_sender_pid(*s.sender_pid);
+  if (s.sender_uid) out->set_sender_uid(*s.sender_uid);
+}
+
+proc::SignalInfo SignalFromProto(const v1::Signal& s) {
+  proc::SignalInfo out;
+  out.number = s.number();
+  if (s.has_code()) out.code = s.code();
+  if (s.has_fault_address()) out.fault_address = s.fault_address();
+  if (s.has_sender_pid()) out.sender_pid = s.sender_pid();
+  if (s.has_sender_uid()) out.sender_uid = s.sender_uid();
+  return out;
+}
+
+absl::string_view StateName(v1::CoreFileState s) {
+  switch (s) {
+    case v1::CORE_FILE_STATE_FOUND:
+      return "found";
+    case v1::CORE_FILE_STATE_MISSING:
+      return "missing";
+    case v1::CORE_FILE_STATE_MISMATCH:
+      return "mismatch";
+    default:
+      return "unknown";
+  }
+}
+
+}  // namespace
+
+void ToProto(const unwinder::ThreadStack& t, v1::ThreadStack* out) {
+  out->set_tid(t.tid);
+  out->set_stop(ToProto(t.stop));
+  out->set_stop_detail(t.stop_detail);
+  if (t.signal) SignalToProto(*t.signal, out->mutable_signal());
+  out->mutable_frames()->Reserve(t.frames.size());
+  for (const unwinder::Frame& f : t.frames) {
+    v1::Frame* pf = out->add_frames();
+    pf->set_pc(f.pc);
+    pf->set_sp(f.sp);
+    pf->set_method(ToProto(f.method));
+    if (f.module >= 0) {
+      pf->set_module(f.module);
+      pf->set_rel_pc(f.rel_pc);
+    }
+  }
+}
+
+void ModulesToProto(const UnwindResult& r,
+                    google::protobuf::RepeatedPtrField<v1::Module>* out) {
+  for (size_t i = 0; i < r.stacks.modules.size(); ++i) {
+    const unwinder::ModuleInfo& m = r.stacks.modules[i];
+    v1::Module* pm = out->Add();
+    pm->set_path(m.path);
+    pm->set_build_id(m.build_id);
+    pm->set_start(m.start);
+    pm->set_end(m.end);
+    pm->set_offset(i < r.module_offsets.size() ? r.module_offsets[i] : 0);
+    pm->set_load_bias(m.load_bias);
+    pm->set_file(m.file);
+    pm->set_error(m.error);
+    pm->set_build_id_mismatch(m.mismatch);
+    pm->set_from_memory(m.from_memory);
+    pm->set_load_bias_unknown(!m.bias_known);
+  }
+}
+
+namespace {
+
+v1::CoreFileState StateFromName(absl::string_view s) {
+  if (s == "found") return v1::CORE_FILE_STATE_FOUND;
+  if (s == "missing") return v1::CORE_FILE_STATE_MISSING;
+  if (s == "mismatch") return v1::CORE_FILE_STATE_MISMATCH;
+  return v1::CORE_FILE_STATE_UNSPECIFIED;
+}
+
+void CoreToProto(const CoreSummary& c, v1::CoreReport* out) {
+  out->set_file(c.core);
+  out->set_compression(c.compression);
+  out->set_executable(c.executable);
+  out->set_modules_from(c.modules_from);
+  for (const CoreSummary::File& f : c.files) {
+    v1::CoreFile* pf = out->add_files();
+    pf->set_path(f.path);
+    pf->set_state(StateFromName(f.state));
+    pf->set_file(f.file);
+    pf->set_build_id(f.build_id);
+    pf->set_file_build_id(f.file_build_id);
+  }
+  for (const std::string& w : c.warnings) out->add_warnings(w);
+}
+
+}  // namespace
+
+void ToProto(const UnwindResult& r, v1::UnwindResponse* out) {
+  if (r.core) CoreToProto(*r.core, out->mutable_core());
+  out->set_pid(r.stacks.pid);
+  out->set_arch(ToProto(r.stacks.arch));
+  for (const unwinder::ThreadStack& t : r.stacks.threads) {
+    ToProto(t, out->add_threads());
+  }
+  ModulesToProto(r, out->mutable_modules());
+}
+
+absl::StatusOr<unwinder::ProcessStacks> FromProto(const v1::UnwindResponse& r) {
+  unwinder::ProcessStacks out;
+  out.pid = r.pid();
+  absl::StatusOr<arch::Arch> a = FromProto(r.arch());
+  if (!a.ok()) return absl::DataLossError(a.status().message());
+  out.arch = *a;
+  for (const v1::Module& m : r.modules()) {
+    unwinder::ModuleInfo mi;
+    mi.path = m.path();
+    mi.build_id = m.build_id();
+    mi.start = m.start();
+    mi.end = m.end();
+    mi.load_bias = m.load_bias();
+    mi.bias_known = !m.load_bias_unknown();
+    mi.file = m.file();
+    mi.error = m.error();
+    mi.mismatch = m.build_id_mismatch();
+    mi.from_memory = m.from_memory();
+    out.modules.push_back(std::move(mi));
+  }
+  for (const v1::ThreadStack& t : r.threads()) {
+    unwinder::ThreadStack ts;
+    ts.tid = t.tid();
+    absl::StatusOr<unwinder::StopReason> stop = StopFromProto(t.stop());
+    if (!stop.ok()) return stop.status();
+    ts.stop = *stop;
+    ts.stop_detail = t.stop_detail();
+    if (t.has_signal()) ts.signal = SignalFromProto(t.signal());
+    for (const v1::Frame& f : t.frames()) {
+      unwinder::Frame fr;
+      fr.pc = f.pc();
+      fr.sp = f.sp();
+      absl::StatusOr<unwinder::Method> m = FromProto(f.method());
+      if (!m.ok()) return absl::DataLossError(m.status().message());
+      fr.method = *m;
+      if (f.has_module()) {
+        if (f.module() >= out.modules.size()) {
+          return absl::DataLossError(absl::StrFormat(
+              "frame refers to module %d of %d", f.module(), out.modules.size()));
+        }
+        fr.module = static_cast<int>(f.module());
+        fr.rel_pc = f.rel_pc();
+      }
+      ts.frames.push_back(fr);
+    }
+    out.threads.push_back(std::move(ts));
+  }
+  return out;
+}
+
+CoreSummary FromProto(const v1::CoreReport& r, const std::string& core) {
+  CoreSummary s;
+  s.core = core;
+  s.compression = r.compression();
+  s.executable = r.executable();
+  s.modules_from = r.modules_from();
+  for (const v1::CoreFile& f : r.files()) {
+    s.files.push_back({f.path(), std::string(StateName(f.state())), f.file(),
+                       f.build_id(), f.file_build_id()});
+  }
+  s.warnings.assign(r.warnings().begin(), r.warnings().end());
+  return s;
+}
+
+}  // namespace unwindd::service

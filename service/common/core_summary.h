@@ -1,0 +1,38 @@
+// What `unwind core` and UnwindCore report about a core file itself (README
+// "Core files"): where each file it recorded was found, and what was wrong
+// with the core. The CLI prints it; the server sends it (common/convert.h).
+//
+//   CoreSummary s = SummarizeCore(target->report(), "core.1234.zst");
+#ifndef UNWINDD_SERVICE_COMMON_CORE_SUMMARY_H_
+#define UNWINDD_SERVICE_COMMON_CORE_SUMMARY_H_
+
+#include <string>
+#include <vector>
+
+#include "proc/core_target.h"
+
+namespace unwindd::service {
+
+struct CoreSummary {
+  struct File {
+    std::string path;           // as the core recorded it
+    std::string state;          // "found", "missing", "mismatch"
+    std::string file;           // the file used, or the one rejected
+    std::string build_id;       // what the core recorded ("" if not dumped)
+    std::string file_build_id;  // of `file`
+  };
+  std::string core;         // the CORE argument
+  std::string compression;  // "none", "zstd", "xz", "lz4"
+  std::string executable;   // recorded path of the main executable
+  std::string modules_from; // "nt_file", "link_map", "elf_headers"
+  std::vector<File> files;
+  std::vector<std::string> warnings;
+};
+
+// The report of an opened core; `name` is the core file as the caller named
+// it (the server opened it as /proc/self/fd/N).
+CoreSummary SummarizeCore(const proc::CoreReport& report, std::string name);
+
+}  // namespace unwindd::service
+
+#endif  // UNWINDD_SERVICE_COMMON_CORE_SUMMARY_H_

@@ -1,0 +1,251 @@
+#include "service/server/auth.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "proc/procfs.h"
+
+namespace unwindd::service {
+namespace {
+
+// The kernel's own limit on supplementary groups (NGROUPS_MAX).
+constexpr size_t kMaxGroups = 65536;
+
+uid_t CurrentFsuid() { return static_cast<uid_t>(syscall(SYS_setfsuid, -1)); }
+gid_t CurrentFsgid() { return static_cast<gid_t>(syscall(SYS_setfsgid, -1)); }
+
+absl::StatusOr<std::vector<gid_t>> ThreadGroups() {
+  int n = getgroups(0, nullptr);
+  if (n < 0) return absl::ErrnoToStatus(errno, "getgroups");
+  std::vector<gid_t> groups(n);
+  n = getgroups(n, groups.data());
+  if (n < 0) return absl::ErrnoToStatus(errno, "getgroups");
+  groups.resize(n);
+  return groups;
+}
+
+// Only this thread's groups: glibc's setgroups() would change every thread
+// (it broadcasts set*id calls to keep POSIX semantics).
+bool SetThreadGroups(const std::vector<gid_t>& groups) {
+  return syscall(SYS_setgroups, groups.size(), groups.data()) == 0;
+}
+
+}  // namespace
+
+std::string Caller::Describe() const {
+  if (transport == Transport::kTcp) return absl::StrCat("tcp=", peer);
+  return absl::StrCat("uid=", uid);
+}
+
+absl::StatusOr<PeerRegistry::Peer> PeerRegistry::ReadPeer(int fd) {
+  Peer p;
+  ucred cred{};
+  socklen_t len = sizeof(cred);
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+    return absl::ErrnoToStatus(errno, "getsockopt(SO_PEERCRED)");
+  }
+  p.pid = cred.pid;
+  p.uid = cred.uid;
+  p.gid = cred.gid;
+  // SO_PEERGROUPS (Linux 4.13): ERANGE with the needed size first.
+  std::vector<gid_t> groups(64);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    len = groups.size() * sizeof(gid_t);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len) == 0) {
+      groups.resize(len / sizeof(gid_t));
+      p.groups = std::move(groups);
+      break;
+    }
+    if (errno != ERANGE || len / sizeof(gid_t) > kMaxGroups) {
+      return absl::ErrnoToStatus(errno, "getsockopt(SO_PEERGROUPS)");
+    }
+    groups.resize(len / sizeof(gid_t));
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) return absl::ErrnoToStatus(errno, "fstat(socket)");
+  p.socket_inode = st.st_ino;
+  return p;
+}
+
+void PeerRegistry::Add(int fd, Peer peer) {
+  absl::MutexLock l(&mu_);
+  peers_[fd] = std::move(peer);
+}
+
+size_t PeerRegistry::Prune() {
+  absl::MutexLock l(&mu_);
+  std::vector<int> gone;
+  for (const auto& [fd, peer] : peers_) {
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_ino != peer.socket_inode) gone.push_back(fd);
+  }
+  for (int fd : gone) peers_.erase(fd);
+  return peers_.size();
+}
+
+size_t PeerRegistry::size() const {
+  absl::MutexLock l(&mu_);
+  return peers_.size();
+}
+
+absl::StatusOr<Caller> PeerRegistry::Identify(absl::string_view grpc_peer,
+                                              bool allow_tcp_unwind_any) const {
+  Caller c;
+  c.peer = std::string(grpc_peer);
+  if (absl::StartsWith(grpc_peer, "ipv4:") ||
+      absl::StartsWith(grpc_peer, "ipv6:")) {
+    c.transport = Caller::Transport::kTcp;
+    c.unrestricted = allow_tcp_unwind_any;
+    return c;
+  }
+  int fd = -1;
+  absl::string_view rest = grpc_peer;
+  if (!absl::ConsumePrefix(&rest, "fd:") || !absl::SimpleAtoi(rest, &fd)) {
+    return absl::UnauthenticatedError(
+        absl::StrCat("unknown kind of peer '", grpc_peer, "'"));
+  }
+  absl::MutexLock l(&mu_);
+  auto it = peers_.find(fd);
+  struct stat st;
+  if (it == peers_.end() || fstat(fd, &st) != 0 ||
+      st.st_ino != it->second.socket_inode) {
+    return absl::UnauthenticatedError(
+        absl::StrCat("no credentials recorded for peer '", grpc_peer, "'"));
+  }
+  const Peer& p = it->second;
+  c.transport = Caller::Transport::kUnix;
+  c.uid = p.uid;
+  c.gid = p.gid;
+  c.groups = p.groups;
+  c.pid = p.pid;
+  c.unrestricted = p.uid == 0;
+  return c;
+}
+
+absl::Status CheckProcessAccess(const Caller& caller, pid_t pid) {
+  if (pid <= 0) {
+    return absl::InvalidArgumentError(absl::StrFormat("invalid pid %d", pid));
+  }
+  if (caller.unrestricted) return absl::OkStatus();
+  if (caller.transport == Caller::Transport::kTcp) {
+    return absl::PermissionDeniedError(
+        "unwinding processes over TCP needs unwindd --allow-tcp-unwind-any; "
+        "use the Unix socket");
+  }
+  absl::StatusOr<std::string> status =
+      proc::ReadProcFile(pid, proc::ProcPath(pid, "status"), 64 << 10);
+  if (!status.ok()) return status.status();
+  // "Uid:\treal\teffective\tsaved\tfilesystem"
+  bool found = false;
+  for (absl::string_view line : absl::StrSplit(*status, '\n')) {
+    if (!absl::ConsumePrefix(&line, "Uid:")) continue;
+    found = true;
+    std::vector<absl::string_view> ids =
+        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    for (size_t i = 0; i < ids.size() && i < 3; ++i) {
+      uint32_t id = 0;
+      if (!absl::SimpleAtoi(ids[i], &id) || id != caller.uid) {
+        return absl::PermissionDeniedError(absl::StrFormat(
+            "process %d is not owned by uid %d (its real, effective and saved "
+            "uids must all be yours)",
+            pid, caller.uid));
+      }
+    }
+    if (ids.size() < 3) found = false;
+  }
+  if (!found) {
+    return absl::InternalError(
+        absl::StrFormat("no Uid line in /proc/%d/status", pid));
+  }
+  struct stat st;
+  if (stat(proc::ProcPath(pid, "").c_str(), &st) != 0) {
+    return proc::ProcError(errno, pid, proc::ProcPath(pid, ""));
+  }
+  if (st.st_uid != caller.uid) {
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "process %d is not dumpable (set-uid/set-gid, or it said so with "
+        "prctl); only root may unwind it",
+        pid));
+  }
+  return absl::OkStatus();
+}
+
+ScopedFsIdentity::ScopedFsIdentity(const Caller& caller) {
+  if (caller.unrestricted) return;
+  const bool tcp = caller.transport == Caller::Transport::kTcp;
+  const uid_t uid = tcp ? kNobodyUid : caller.uid;
+  const gid_t gid = tcp ? kNobodyGid : caller.gid;
+  if (geteuid() != 0) {
+    // Without CAP_SETUID we cannot take anyone's identity; our own uid's
+    // callers may still use files we open as ourselves.
+    if (uid != geteuid()) {
+      status_ = absl::PermissionDeniedError(absl::StrFormat(
+          "unwindd is not running as root, so it cannot open files as uid %d",
+          uid));
+    }
+    return;
+  }
+  absl::StatusOr<std::vector<gid_t>> groups = ThreadGroups();
+  if (!groups.ok()) {
+    status_ = groups.status();
+    return;
+  }
+  saved_groups_ = *std::move(groups);
+  saved_fsuid_ = CurrentFsuid();
+  saved_fsgid_ = CurrentFsgid();
+  switched_ = true;
+  // Groups and gid first: once fsuid is not 0 the kernel drops the
+  // filesystem capabilities, but CAP_SETGID is not one of them either way.
+  std::vector<gid_t> want = tcp ? std::vector<gid_t>{} : caller.groups;
+  syscall(SYS_setfsgid, gid);
+  syscall(SYS_setfsuid, uid);
+  if (!SetThreadGroups(want) || CurrentFsgid() != gid || CurrentFsuid() != uid) {
+    status_ = absl::InternalError(absl::StrFormat(
+        "cannot switch to the filesystem identity of uid %d gid %d", uid, gid));
+  }
+}
+
+ScopedFsIdentity::~ScopedFsIdentity() {
+  if (!switched_) return;
+  syscall(SYS_setfsuid, saved_fsuid_);
+  syscall(SYS_setfsgid, saved_fsgid_);
+  if (!SetThreadGroups(saved_groups_) || CurrentFsuid() != saved_fsuid_) {
+    // The thread keeps a less privileged identity: later requests on it
+    // fail to open files, which is safe; say so loudly.
+    std::fprintf(stderr, "unwindd: cannot restore a worker's file identity\n");
+  }
+}
+
+absl::StatusOr<memory::ScopedFd> OpenAsCaller(const Caller& caller,
+                                              const std::string& path) {
+  if (path.empty() || path.size() > PATH_MAX) {
+    return absl::InvalidArgumentError("empty or overlong path");
+  }
+  ScopedFsIdentity as(caller);
+  if (!as.status().ok()) return as.status();
+  // O_NOCTTY|O_NONBLOCK: a path naming a FIFO or a tty must not block or
+  // become our terminal; callers check the file is regular.
+  memory::ScopedFd fd =
+      memory::OpenCloexec(path.c_str(), O_RDONLY | O_NOCTTY | O_NONBLOCK);
+  if (!fd.valid()) {
+    int err = errno;
+    return absl::ErrnoToStatus(
+        err, absl::StrCat("open ", path, " as ", caller.Describe()));
+  }
+  return fd;
+}
+
+}  // namespace unwindd::service

@@ -1,0 +1,136 @@
+#include "service/server/flags.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+namespace unwindd::service {
+
+const char kServerUsage[] =
+    "usage: unwindd [--listen=unix:PATH | --listen=tcp:HOST:PORT]...\n"
+    "  --listen=unix:PATH          Unix socket (default unix:/run/unwindd.sock);\n"
+    "                              callers identified by SO_PEERCRED\n"
+    "  --listen=tcp:HOST:PORT      TCP, only if asked for: callers have no uid and\n"
+    "                              may not unwind processes unless\n"
+    "  --allow-tcp-unwind-any      DANGEROUS: any TCP client may read any process\n"
+    "                              this server can ptrace, and open files as root\n"
+    "  --socket-mode=0660          mode of the socket file (octal)\n"
+    "  --socket-group=GROUP        group of the socket file\n"
+    "  --max-connections=1024      Unix connections at once\n"
+    "  --workers=N                 unwinds running at once (default: CPUs, >= 2)\n"
+    "  --max-queued=256            unwinds waiting; more get RESOURCE_EXHAUSTED\n"
+    "  --request-timeout=30        seconds per request (or per sample) at most\n"
+    "  --max-frames=4096           frames per thread at most (default 512)\n"
+    "  --max-core-bytes=N          largest streamed core (default 1 GiB)\n"
+    "  --max-stack-bytes=N         largest snapshot stack copy (default 1 MiB)\n"
+    "  --max-samples-per-stream=N  samples per UnwindSnapshots stream\n"
+    "  --module-cache-bytes=N      module cache budget (default 4 GiB, mapped)\n"
+    "  --request-log=-|none|PATH   one JSON line per request (default stderr)\n"
+    "  --drain-timeout=10          seconds SIGTERM waits for running requests\n";
+
+namespace {
+
+absl::Status Bad(absl::string_view msg) { return absl::InvalidArgumentError(msg); }
+
+template <typename T>
+absl::Status Number(absl::string_view flag, absl::string_view v, T min, T max, T* out) {
+  uint64_t n = 0;
+  if (!absl::SimpleAtoi(v, &n) || n < static_cast<uint64_t>(min) ||
+      n > static_cast<uint64_t>(max)) {
+    return Bad(absl::StrCat("invalid ", flag, " '", v, "' (", min, "..", max, ")"));
+  }
+  *out = static_cast<T>(n);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ServerFlags> ParseServerFlags(absl::Span<const absl::string_view> args) {
+  ServerFlags f;
+  f.service.workers = std::max(2u, std::thread::hardware_concurrency());
+  for (absl::string_view a : args) {
+    absl::Status s;
+    int seconds = 0;
+    if (a == "-h" || a == "--help") {
+      f.help = true;
+      return f;
+    } else if (absl::ConsumePrefix(&a, "--listen=")) {
+      ListenAddress l;
+      if (absl::ConsumePrefix(&a, "unix:") && !a.empty()) {
+        l.kind = ListenAddress::Kind::kUnix;
+      } else if (absl::ConsumePrefix(&a, "tcp:") && absl::StrContains(a, ':')) {
+        l.kind = ListenAddress::Kind::kTcp;
+      } else {
+        return Bad(absl::StrCat("invalid --listen '", a,
+                                "' (unix:PATH or tcp:HOST:PORT)"));
+      }
+      l.address = std::string(a);
+      f.listen.push_back(std::move(l));
+    } else if (a == "--allow-tcp-unwind-any") {
+      f.service.allow_tcp_unwind_any = true;
+    } else if (absl::ConsumePrefix(&a, "--socket-mode=")) {
+      unsigned mode = 0;
+      bool octal = !a.empty() && a.size() <= 4;
+      for (char c : a) {
+        octal &= c >= '0' && c <= '7';
+        mode = mode * 8 + (c - '0');
+      }
+      if (!octal || mode > 0777) {
+        return Bad(absl::StrCat("invalid --socket-mode '", a, "' (octal)"));
+      }
+      f.socket_mode = mode;
+    } else if (absl::ConsumePrefix(&a, "--socket-group=")) {
+      f.socket_group = std::string(a);
+    } else if (absl::ConsumePrefix(&a, "--max-connections=")) {
+      s = Number<size_t>("--max-connections", a, 1, 1 << 20, &f.max_connections);
+    } else if (absl::ConsumePrefix(&a, "--workers=")) {
+      s = Number<int>("--workers", a, 1, 1024, &f.service.workers);
+    } else if (absl::ConsumePrefix(&a, "--max-queued=")) {
+      s = Number<int>("--max-queued", a, 0, 1 << 20, &f.service.max_queued);
+    } else if (absl::ConsumePrefix(&a, "--request-timeout=")) {
+      s = Number<int>("--request-timeout", a, 1, 86400, &seconds);
+      f.service.max_request_time = absl::Seconds(seconds);
+    } else if (absl::ConsumePrefix(&a, "--max-frames=")) {
+      s = Number<int>("--max-frames", a, 1, unwinder::kMaxMaxFrames,
+                      &f.service.max_frames);
+    } else if (absl::ConsumePrefix(&a, "--max-core-bytes=")) {
+      s = Number<uint64_t>("--max-core-bytes", a, 1, uint64_t{1} << 40,
+                           &f.service.max_core_bytes);
+      f.service.max_core_bytes_in_flight =
+          std::max(f.service.max_core_bytes_in_flight, f.service.max_core_bytes);
+    } else if (absl::ConsumePrefix(&a, "--max-stack-bytes=")) {
+      s = Number<uint64_t>("--max-stack-bytes", a, 1, 64 << 20,
+                           &f.service.snapshot.max_stack_bytes);
+    } else if (absl::ConsumePrefix(&a, "--max-samples-per-stream=")) {
+      s = Number<uint64_t>("--max-samples-per-stream", a, 1, UINT64_MAX,
+                           &f.service.max_samples_per_stream);
+    } else if (absl::ConsumePrefix(&a, "--module-cache-bytes=")) {
+      s = Number<uint64_t>("--module-cache-bytes", a, 1 << 20, UINT64_MAX,
+                           &f.service.module_cache_bytes);
+    } else if (absl::ConsumePrefix(&a, "--request-log=")) {
+      if (a.empty()) return Bad("empty --request-log");
+      f.request_log = std::string(a);
+    } else if (absl::ConsumePrefix(&a, "--drain-timeout=")) {
+      s = Number<int>("--drain-timeout", a, 0, 3600, &seconds);
+      f.drain_timeout = absl::Seconds(seconds);
+    } else {
+      return Bad(absl::StrCat("unknown argument '", a, "'"));
+    }
+    if (!s.ok()) return s;
+  }
+  f.service.default_frames =
+      std::min(f.service.default_frames, f.service.max_frames);
+  if (f.listen.empty()) {
+    f.listen.push_back({ListenAddress::Kind::kUnix, "/run/unwindd.sock"});
+  }
+  return f;
+}
+
+}  // namespace unwindd::service

@@ -1,0 +1,45 @@
+// unwindd's command line, parsed apart from main() so it can be tested.
+//
+//   absl::StatusOr<ServerFlags> f = ParseServerFlags({"--listen=unix:/tmp/s"});
+#ifndef UNWINDD_SERVICE_SERVER_FLAGS_H_
+#define UNWINDD_SERVICE_SERVER_FLAGS_H_
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "service/server/service.h"
+
+namespace unwindd::service {
+
+struct ListenAddress {
+  enum class Kind { kUnix, kTcp };
+  Kind kind = Kind::kUnix;
+  std::string address;  // a path, or HOST:PORT as gRPC takes it
+};
+
+struct ServerFlags {
+  std::vector<ListenAddress> listen;  // default: unix:/run/unwindd.sock
+  mode_t socket_mode = 0660;
+  std::string socket_group;  // empty: the server's group
+  size_t max_connections = 1024;
+  std::string request_log = "-";  // "-": stderr, "none", or a file
+  absl::Duration drain_timeout = absl::Seconds(10);
+  ServiceOptions service;
+  bool help = false;
+};
+
+extern const char kServerUsage[];
+
+// `args` excludes argv[0]. InvalidArgument with a one-line message.
+absl::StatusOr<ServerFlags> ParseServerFlags(absl::Span<const absl::string_view> args);
+
+}  // namespace unwindd::service
+
+#endif  // UNWINDD_SERVICE_SERVER_FLAGS_H_

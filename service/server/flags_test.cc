@@ -1,0 +1,65 @@
+#include "service/server/flags.h"
+
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace unwindd::service {
+namespace {
+
+absl::StatusOr<ServerFlags> Parse(std::vector<absl::string_view> args) {
+  return ParseServerFlags(args);
+}
+
+TEST(ServerFlagsTest, DefaultsToTheUnixSocketOnly) {
+  absl::StatusOr<ServerFlags> f = Parse({});
+  ASSERT_TRUE(f.ok());
+  ASSERT_EQ(f->listen.size(), 1u);
+  EXPECT_EQ(f->listen[0].kind, ListenAddress::Kind::kUnix);
+  EXPECT_EQ(f->listen[0].address, "/run/unwindd.sock");
+  EXPECT_EQ(f->socket_mode, 0660u);
+  EXPECT_FALSE(f->service.allow_tcp_unwind_any);
+  EXPECT_GE(f->service.workers, 2);
+}
+
+TEST(ServerFlagsTest, ParsesEveryFlag) {
+  absl::StatusOr<ServerFlags> f = Parse(
+      {"--listen=unix:/tmp/a.sock", "--listen=tcp:127.0.0.1:0", "--allow-tcp-unwind-any",
+       "--socket-mode=0600", "--socket-group=adm", "--workers=3", "--max-queued=7",
+       "--request-timeout=5", "--max-frames=100", "--max-core-bytes=4096",
+       "--max-stack-bytes=8192", "--max-samples-per-stream=9", "--max-connections=11",
+       "--module-cache-bytes=1048576", "--request-log=none", "--drain-timeout=2"});
+  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_EQ(f->listen.size(), 2u);
+  EXPECT_EQ(f->listen[1].kind, ListenAddress::Kind::kTcp);
+  EXPECT_EQ(f->listen[1].address, "127.0.0.1:0");
+  EXPECT_TRUE(f->service.allow_tcp_unwind_any);
+  EXPECT_EQ(f->socket_mode, 0600u);
+  EXPECT_EQ(f->socket_group, "adm");
+  EXPECT_EQ(f->service.workers, 3);
+  EXPECT_EQ(f->service.max_queued, 7);
+  EXPECT_EQ(f->service.max_request_time, absl::Seconds(5));
+  EXPECT_EQ(f->service.max_frames, 100);
+  EXPECT_EQ(f->service.default_frames, 100);  // the default is capped too
+  EXPECT_EQ(f->service.max_core_bytes, 4096u);
+  EXPECT_EQ(f->service.snapshot.max_stack_bytes, 8192u);
+  EXPECT_EQ(f->service.max_samples_per_stream, 9u);
+  EXPECT_EQ(f->max_connections, 11u);
+  EXPECT_EQ(f->request_log, "none");
+  EXPECT_EQ(f->drain_timeout, absl::Seconds(2));
+}
+
+TEST(ServerFlagsTest, RejectsBadValues) {
+  for (absl::string_view bad :
+       {"--listen=tcp:nocolon", "--listen=unix:", "--listen=udp:x:1", "--workers=0",
+        "--socket-mode=0999", "--socket-mode=rw", "--max-frames=0",
+        "--max-frames=99999999", "--request-timeout=-1", "--bogus", "pid"}) {
+    EXPECT_EQ(Parse({bad}).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  absl::StatusOr<ServerFlags> help = Parse({"--help"});
+  ASSERT_TRUE(help.ok());
+  EXPECT_TRUE(help->help);
+}
+
+}  // namespace
+}  // namespace unwindd::service

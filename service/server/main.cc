@@ -1,0 +1,169 @@
+// unwindd: the gRPC unwinding service (proto/unwinder.proto). See
+// kServerUsage (server_flags.cc) and README.md "Service".
+//
+// Lifecycle: SIGTERM/SIGINT are blocked in every thread and taken by
+// sigwait() in main, so no handler ever runs inside gRPC or a ptrace call.
+// On either, unwindd stops accepting, reports NOT_SERVING, lets running
+// requests finish for --drain-timeout, cancels the rest, and joins its
+// workers — every target is detached by the worker that attached it —
+// before exiting 0.
+#include <grp.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/grpcpp.h"
+#include "service/server/flags.h"
+#include "service/server/health.h"
+#include "service/server/listener.h"
+#include "service/server/service.h"
+#include "service/server/stats.h"
+
+namespace {
+
+using unwindd::service::ListenAddress;
+
+constexpr int kMaxMessageBytes = 16 << 20;  // a 1 MiB stack + 64Ki mappings
+
+int Fail(absl::string_view msg) {
+  std::fprintf(stderr, "unwindd: %.*s\n", static_cast<int>(msg.size()), msg.data());
+  return 1;
+}
+
+int Run(const unwindd::service::ServerFlags& flags) {
+  if (flags.request_log == "none") {
+    unwindd::service::SetRequestLogFile(nullptr);
+  } else if (flags.request_log != "-") {
+    std::FILE* f = std::fopen(flags.request_log.c_str(), "ae");
+    if (f == nullptr) return Fail(absl::StrCat("cannot open ", flags.request_log));
+    unwindd::service::SetRequestLogFile(f);
+  }
+  std::optional<gid_t> group;
+  if (!flags.socket_group.empty()) {
+    struct group* g = getgrnam(flags.socket_group.c_str());
+    if (g == nullptr) return Fail(absl::StrCat("no group ", flags.socket_group));
+    group = g->gr_gid;
+  }
+  if (geteuid() != 0) {
+    std::fprintf(stderr,
+                 "unwindd: warning: not running as root; it can unwind only "
+                 "processes of uid %d\n",
+                 geteuid());
+  }
+
+  unwindd::service::PeerRegistry peers;
+  unwindd::service::UnwinderService service(flags.service, &peers);
+  // Our own, synchronous health service (server_health.h says why).
+  unwindd::service::HealthService health;
+  grpc::EnableDefaultHealthCheckService(false);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.RegisterService(&service);
+  builder.RegisterService(&health);
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  // Each call holds a gRPC thread while it waits for a worker; bound them
+  // too, so floods are refused rather than absorbed.
+  grpc::ResourceQuota quota("unwindd");
+  quota.SetMaxThreads(flags.service.workers * 4 + flags.service.max_queued / 4 + 16);
+  builder.SetResourceQuota(quota);
+  std::vector<std::unique_ptr<unwindd::service::UnixListener>> listeners;
+  std::vector<int> tcp_ports(flags.listen.size(), 0);
+  for (size_t i = 0; i < flags.listen.size(); ++i) {
+    const ListenAddress& l = flags.listen[i];
+    if (l.kind == ListenAddress::Kind::kTcp) {
+      builder.AddListeningPort(l.address, grpc::InsecureServerCredentials(),
+                               &tcp_ports[i]);
+      continue;
+    }
+    absl::StatusOr<std::unique_ptr<unwindd::service::UnixListener>> u =
+        unwindd::service::UnixListener::Bind(
+            {l.address, flags.socket_mode, group, flags.max_connections}, &peers);
+    if (!u.ok()) return Fail(u.status().ToString());
+    listeners.push_back(*std::move(u));
+  }
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr) return Fail("cannot start the gRPC server");
+  for (size_t i = 0; i < flags.listen.size(); ++i) {
+    if (flags.listen[i].kind == ListenAddress::Kind::kTcp && tcp_ports[i] == 0) {
+      return Fail(absl::StrCat("cannot listen on tcp:", flags.listen[i].address));
+    }
+  }
+  health.SetServingStatus("unwindd.v1.Unwinder", true);
+  for (auto& l : listeners) l->Start(server.get(), &service.stats().connections);
+  for (size_t i = 0; i < flags.listen.size(); ++i) {
+    const ListenAddress& l = flags.listen[i];
+    std::string where = l.kind == ListenAddress::Kind::kUnix
+                            ? absl::StrCat("unix:", l.address)
+                            : absl::StrCat("tcp:", l.address, " (port ", tcp_ports[i], ")");
+    std::fprintf(stderr, "unwindd: listening on %s\n", where.c_str());
+  }
+  if (flags.service.allow_tcp_unwind_any) {
+    std::fprintf(stderr,
+                 "unwindd: WARNING: --allow-tcp-unwind-any: every TCP client "
+                 "may unwind every process\n");
+  }
+
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  int sig = 0;
+  sigwait(&stop, &sig);
+  std::fprintf(stderr, "unwindd: %s, draining\n", strsignal(sig));
+
+  health.SetServingStatus(false);
+  service.BeginShutdown();
+  for (auto& l : listeners) l->Stop();
+  // gRPC's own drain would also wait for idle clients to hang up after its
+  // GOAWAY (seconds); the service knows when its work is done, so drain
+  // that, then cancel what is left (streams waiting for input) and close
+  // every connection at once.
+  if (!service.WaitIdle(absl::Now() + flags.drain_timeout)) {
+    std::fprintf(stderr, "unwindd: drain timeout; cancelling what still runs\n");
+  }
+  health.Shutdown();  // ends Watch calls now rather than at their next poll
+  server->Shutdown(std::chrono::system_clock::now());
+  service.FinishShutdown();
+  server->Wait();
+  std::fprintf(stderr, "unwindd: stopped\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Debian builds Abseil without NDEBUG, which turns on absl::Mutex's
+  // deadlock detection: a lock-order graph updated on every lock, by our
+  // code and gRPC's alike (~1 us of server CPU per snapshot sample). It is
+  // a debugging aid; release builds of Abseil leave it off.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  // Before any thread exists, so every thread inherits the mask.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  std::vector<absl::string_view> args(argv + 1, argv + argc);
+  absl::StatusOr<unwindd::service::ServerFlags> flags =
+      unwindd::service::ParseServerFlags(args);
+  if (!flags.ok()) {
+    Fail(flags.status().message());
+    std::fputs(unwindd::service::kServerUsage, stderr);
+    return 2;
+  }
+  if (flags->help) {
+    std::fputs(unwindd::service::kServerUsage, stdout);
+    return 0;
+  }
+  return Run(*flags);
+}

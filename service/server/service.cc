@@ -1,0 +1,435 @@
+#include "service/server/service.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "google/protobuf/arena.h"
+#include "service/common/convert.h"
+#include "service/server/core_files.h"
+#include "service/server/unwind.h"
+
+namespace unwindd::service {
+namespace {
+
+// Why a request stopped waiting for its unwind (OK: it did not).
+absl::Status GaveUp(Watchdog::Reason why) {
+  switch (why) {
+    case Watchdog::kDeadline:
+      return absl::DeadlineExceededError("the request's deadline passed");
+    case Watchdog::kGaveUp:
+      return absl::CancelledError("the client cancelled the request");
+    case Watchdog::kNone:
+      break;
+  }
+  return absl::OkStatus();
+}
+
+// How often a waiting handler looks at its call (cancelled?) and deadline.
+constexpr absl::Duration kPollInterval = absl::Milliseconds(20);
+
+// Whole-request validation shared by UnwindProcess and UnwindCore.
+absl::Status CheckTids(const google::protobuf::RepeatedField<int32_t>& tids,
+                       int max, std::vector<pid_t>* out) {
+  if (tids.size() > max) {
+    return absl::InvalidArgumentError(absl::StrFormat("more than %d tids", max));
+  }
+  for (int32_t t : tids) {
+    if (t <= 0) return absl::InvalidArgumentError(absl::StrFormat("invalid tid %d", t));
+    out->push_back(t);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+UnwinderService::UnwinderService(const ServiceOptions& options,
+                                 const PeerRegistry* peers)
+    : options_(options),
+      peers_(peers),
+      cache_(options.module_cache_bytes),
+      pool_(options.workers, options.max_queued),
+      watchdog_(kPollInterval) {
+  vdso_ = ReadOwnVdso(cache_);
+}
+
+UnwinderService::~UnwinderService() { FinishShutdown(); }
+
+void UnwinderService::BeginShutdown() { shutting_down_.store(true); }
+
+bool UnwinderService::WaitIdle(absl::Time deadline) {
+  absl::MutexLock l(&busy_mu_);
+  auto idle = [this]() ABSL_SHARED_LOCKS_REQUIRED(busy_mu_) { return busy_ == 0; };
+  return busy_mu_.AwaitWithDeadline(absl::Condition(&idle), deadline);
+}
+
+void UnwinderService::FinishShutdown() {
+  shutting_down_.store(true);
+  pool_.Shutdown(/*cancel=*/true);
+}
+
+absl::Time UnwinderService::Deadline(grpc::ServerContext* context) const {
+  absl::Time client = absl::FromChrono(context->deadline());
+  return std::min(client, absl::Now() + options_.max_request_time);
+}
+
+absl::StatusOr<Caller> UnwinderService::Identify(
+    grpc::ServerContext* context) const {
+  std::string peer = context->peer();
+  if (peers_ == nullptr) {
+    return absl::UnauthenticatedError("no peer credentials available");
+  }
+  return peers_->Identify(peer, options_.allow_tcp_unwind_any);
+}
+
+absl::StatusOr<int> UnwinderService::Frames(uint32_t requested) const {
+  if (requested == 0) return options_.default_frames;
+  return static_cast<int>(std::min<uint32_t>(requested, options_.max_frames));
+}
+
+absl::Status UnwinderService::RunJob(grpc::ServerContext* context, int64_t key,
+                                     absl::Time deadline, RequestLog& log,
+                                     WorkPool::Fn fn, bool here) {
+  if (here) {
+    Watchdog::Watch watch(deadline, [context] { return context->IsCancelled(); });
+    watchdog_.Add(&watch);
+    const bool ran = pool_.RunHereIfIdle(key, fn, watch.cancel);
+    watchdog_.Remove(&watch);
+    if (ran) {
+      log.set_queued(absl::ZeroDuration());
+      return GaveUp(watch.fired());
+    }
+  }
+  absl::StatusOr<std::shared_ptr<WorkPool::Job>> job =
+      pool_.Submit(key, std::move(fn));
+  if (!job.ok()) {
+    if (absl::IsResourceExhausted(job.status())) ++stats_.rejected_requests;
+    return job.status();
+  }
+  while (!(*job)->Wait(std::min(deadline, absl::Now() + kPollInterval))) {
+    const Watchdog::Reason why = absl::Now() >= deadline ? Watchdog::kDeadline
+                                 : context->IsCancelled() ? Watchdog::kGaveUp
+                                                          : Watchdog::kNone;
+    if (why == Watchdog::kNone) continue;
+    const absl::Status give_up = GaveUp(why);
+    if (!pool_.Withdraw(*job)) {
+      // Running: stop the walk at its next frame and let the worker detach.
+      (*job)->Cancel();
+      (*job)->Wait();
+    }
+    log.set_queued((*job)->queued_for());
+    return give_up;
+  }
+  log.set_queued((*job)->queued_for());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Caller> UnwinderService::Admit(grpc::ServerContext* context,
+                                               RequestLog& log) const {
+  if (shutting_down_.load()) return absl::UnavailableError("unwindd is shutting down");
+  absl::StatusOr<Caller> caller = Identify(context);
+  if (caller.ok()) log.set_caller(caller->Describe());
+  return caller;
+}
+
+absl::Status UnwinderService::RunUnwind(
+    grpc::ServerContext* context, int64_t key, RequestLog& log,
+    unwinder::UnwindOptions& options, v1::UnwindResponse* response,
+    absl::FunctionRef<absl::StatusOr<UnwindResult>()> unwind) {
+  absl::StatusOr<UnwindResult> result = absl::UnknownError("not run");
+  absl::Status s = RunJob(context, key, Deadline(context), log,
+                          [&](const std::atomic<bool>& cancel) {
+                            options.cancel = &cancel;
+                            result = unwind();
+                          });
+  if (!s.ok()) return s;
+  if (!result.ok()) return result.status();
+  log.AddStacks(result->stacks);
+  ToProto(*result, response);
+  return absl::OkStatus();
+}
+
+grpc::Status UnwinderService::UnwindProcess(grpc::ServerContext* context,
+                                            const v1::UnwindProcessRequest* request,
+                                            v1::UnwindResponse* response) {
+  Busy busy(this);  // before the shutdown check: see WaitIdle
+  ++stats_.process_requests;
+  RequestLog log(stats_, "UnwindProcess", "");
+  log.set_target(absl::StrCat("pid ", request->pid()));
+  auto done = [&](const absl::Status& s) {
+    log.Finish(s);
+    return ToGrpcStatus(s);
+  };
+  absl::StatusOr<Caller> caller = Admit(context, log);
+  if (!caller.ok()) return done(caller.status());
+
+  LiveRequest live;
+  live.pid = request->pid();
+  absl::Status s = CheckTids(request->tids(), options_.max_tids, &live.tids);
+  if (!s.ok()) return done(s);
+  absl::StatusOr<unwinder::SourcePolicy> sources = SourcesFromProto(request->sources());
+  if (!sources.ok()) return done(sources.status());
+  live.options.sources = *sources;
+  absl::StatusOr<int> frames = Frames(request->max_frames());
+  live.options.max_frames = *frames;
+  // Refuse early, before taking a worker; checked again once attached.
+  s = CheckProcessAccess(*caller, live.pid);
+  if (!s.ok()) return done(s);
+
+  UnwindEnv env{&cache_, &stats_.memory_bytes_read};
+  return done(RunUnwind(context, live.pid, log, live.options, response,
+                        [&] { return UnwindLiveProcess(*caller, live, env); }));
+}
+
+grpc::Status UnwinderService::UnwindCore(
+    grpc::ServerContext* context, grpc::ServerReader<v1::UnwindCoreRequest>* reader,
+    v1::UnwindResponse* response) {
+  Busy busy(this);
+  ++stats_.core_requests;
+  RequestLog log(stats_, "UnwindCore", "");
+  auto done = [&](const absl::Status& s) {
+    log.Finish(s);
+    return ToGrpcStatus(s);
+  };
+  absl::StatusOr<Caller> caller = Admit(context, log);
+  if (!caller.ok()) return done(caller.status());
+
+  v1::UnwindCoreRequest first;
+  if (!reader->Read(&first) || !first.has_options()) {
+    return done(absl::InvalidArgumentError(
+        "the first UnwindCore message must carry the options"));
+  }
+  const v1::CoreOptions& o = first.options();
+  CoreRequest core;
+  absl::Status s = CheckTids(o.tids(), options_.max_tids, &core.tids);
+  absl::StatusOr<unwinder::SourcePolicy> sources = SourcesFromProto(o.sources());
+  if (s.ok() && !sources.ok()) s = sources.status();
+  if (s.ok() && o.path_map_size() > options_.snapshot.max_path_maps) {
+    s = absl::InvalidArgumentError("too many path_map entries");
+  }
+  if (!s.ok()) return done(s);
+  core.options.max_frames = *Frames(o.max_frames());
+  core.options.sources = *sources;
+  core.max_decompressed_bytes = options_.max_decompressed_core_bytes;
+  core.sysroot = o.sysroot();
+  core.exe = o.exe();
+  for (const v1::PathMapping& pm : o.path_map()) {
+    core.path_map.emplace_back(pm.from(), pm.to());
+  }
+
+  std::optional<ByteReservation> reservation;
+  switch (o.core_case()) {
+    case v1::CoreOptions::kServerPath:
+      core.server_path = o.server_path();
+      log.set_target(absl::StrCat("core ", core.server_path));
+      break;
+    case v1::CoreOptions::kStreamedSize: {
+      log.set_target(absl::StrCat("streamed core of ", o.streamed_size(), " bytes"));
+      if (o.streamed_size() > options_.max_core_bytes) {
+        return done(absl::ResourceExhaustedError(absl::StrFormat(
+            "a %d-byte core is over the server's limit of %d bytes",
+            o.streamed_size(), options_.max_core_bytes)));
+      }
+      absl::StatusOr<ByteReservation> r = ByteReservation::Take(
+          core_bytes_in_flight_, o.streamed_size(), options_.max_core_bytes_in_flight);
+      if (!r.ok()) {
+        ++stats_.rejected_requests;
+        return done(r.status());
+      }
+      reservation.emplace(*std::move(r));
+      v1::UnwindCoreRequest msg;
+      absl::StatusOr<memory::ScopedFd> fd = ReceiveCore(
+          [&](std::string* chunk) {
+            if (!reader->Read(&msg)) return false;
+            *chunk = msg.chunk();  // options again -> an empty chunk
+            return true;
+          },
+          o.streamed_size());
+      if (!fd.ok()) return done(fd.status());
+      core.streamed = *std::move(fd);
+      break;
+    }
+    default:
+      return done(absl::InvalidArgumentError(
+          "CoreOptions must set server_path or streamed_size"));
+  }
+
+  UnwindEnv env{&cache_, &stats_.memory_bytes_read};
+  return done(RunUnwind(context, 0, log, core.options, response,
+                        [&] { return UnwindCoreFile(*caller, core, env); }));
+}
+
+// What a snapshot stream keeps from sample to sample: the caller's session
+// (one address space per mapping table), the counters, and the arena each
+// sample's response is built in (reset between messages: no allocation per
+// frame).
+class UnwinderService::SnapshotStream {
+ public:
+  SnapshotStream(UnwinderService& service, grpc::ServerContext* context,
+                 const char* rpc)
+      : service_(service), context_(context), log_(service.stats_, rpc, "") {
+    ++service_.stats_.snapshot_streams;
+    log_.set_target("samples");
+    arena_options_.initial_block = block_.get();
+    arena_options_.initial_block_size = kArenaBlock;
+    arena_.emplace(arena_options_);
+  }
+
+  // The checks before the first sample; not OK ends the stream.
+  absl::Status Open() {
+    absl::StatusOr<Caller> caller = service_.Admit(context_, log_);
+    if (!caller.ok()) return caller.status();
+    SnapshotLimits limits = service_.options_.snapshot;
+    limits.default_frames = service_.options_.default_frames;
+    limits.max_frames = service_.options_.max_frames;
+    session_.emplace(*caller,
+                     UnwindEnv{&service_.cache_, &service_.stats_.memory_bytes_read},
+                     service_.build_ids_, service_.vdso_, limits);
+    return absl::OkStatus();
+  }
+
+  // The arena for the next message's response.
+  google::protobuf::Arena& NewMessage() {
+    arena_->Reset();
+    return *arena_;
+  }
+
+  // Unwinds one sample into `response`. A sample that cannot be unwound is
+  // answered with its error; a non-OK status (shutdown, the stream's sample
+  // limit, a cancelled client) ends the stream.
+  absl::Status Sample(const v1::SnapshotRequest& request, v1::SnapshotResponse* response) {
+    if (service_.shutting_down_.load()) {
+      return absl::UnavailableError("unwindd is shutting down");
+    }
+    if (++count_ > service_.options_.max_samples_per_stream) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "more than %d samples on one stream; open a new one",
+          service_.options_.max_samples_per_stream));
+    }
+    ++service_.stats_.samples;
+    log_.AddSample();
+    absl::StatusOr<UnwindResult> result = absl::UnknownError("not run");
+    // A sample takes microseconds and no ptrace: on this thread when a
+    // worker is free, saving two thread switches per sample.
+    absl::Status s = service_.RunJob(
+        context_, 0, service_.Deadline(context_), log_,
+        [&](const std::atomic<bool>& cancel) { result = session_->Unwind(request, &cancel); },
+        /*here=*/true);
+    // RunJob gave up on the sample because the client cancelled. (A client
+    // that goes away otherwise is seen by the next Read or Write; asking
+    // the call per sample would cost a poll of its completion queue.)
+    if (absl::IsCancelled(s)) {
+      return absl::CancelledError("the client cancelled the stream");
+    }
+    if (s.ok()) s = result.status();
+    response->set_sample_id(request.sample_id());
+    if (!s.ok()) {
+      log_.AddSampleError(s.code());
+      response->mutable_error()->set_code(static_cast<int>(s.code()));
+      response->mutable_error()->set_message(std::string(s.message()));
+    } else {
+      log_.AddStacks(result->stacks);
+      if (!result->stacks.threads.empty()) {
+        ToProto(result->stacks.threads[0], response->mutable_stack());
+      }
+      ModulesToProto(*result, response->mutable_modules());
+    }
+    return absl::OkStatus();
+  }
+
+  grpc::Status Finish(const absl::Status& s) {
+    log_.Finish(s);
+    return ToGrpcStatus(s);
+  }
+
+ private:
+  static constexpr size_t kArenaBlock = 16 << 10;
+
+  UnwinderService& service_;
+  grpc::ServerContext* const context_;
+  RequestLog log_;
+  std::optional<SnapshotSession> session_;
+  uint64_t count_ = 0;
+  std::unique_ptr<char[]> block_{new char[kArenaBlock]};
+  google::protobuf::ArenaOptions arena_options_;
+  std::optional<google::protobuf::Arena> arena_;
+};
+
+grpc::Status UnwinderService::UnwindSnapshots(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<v1::SnapshotResponse, v1::SnapshotRequest>* stream) {
+  SnapshotStream samples(*this, context, "UnwindSnapshots");
+  if (absl::Status s = samples.Open(); !s.ok()) return samples.Finish(s);
+  // One message reused from sample to sample, so its strings (the stack
+  // copy, paths) keep their buffers; the session borrows the stack copy in
+  // place for the sample.
+  v1::SnapshotRequest request;
+  while (stream->Read(&request)) {
+    Busy busy(this);
+    auto* response =
+        google::protobuf::Arena::CreateMessage<v1::SnapshotResponse>(&samples.NewMessage());
+    if (absl::Status s = samples.Sample(request, response); !s.ok()) {
+      return samples.Finish(s);
+    }
+    if (!stream->Write(*response)) {
+      return samples.Finish(absl::CancelledError("the client went away"));
+    }
+  }
+  return samples.Finish(absl::OkStatus());
+}
+
+grpc::Status UnwinderService::UnwindSnapshotBatches(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<v1::SnapshotBatchResponse, v1::SnapshotBatch>* stream) {
+  SnapshotStream samples(*this, context, "UnwindSnapshotBatches");
+  if (absl::Status s = samples.Open(); !s.ok()) return samples.Finish(s);
+  v1::SnapshotBatch batch;
+  while (stream->Read(&batch)) {
+    Busy busy(this);
+    if (batch.samples_size() > kMaxSamplesPerBatch) {
+      return samples.Finish(absl::InvalidArgumentError(absl::StrFormat(
+          "a batch of %d samples; at most %d", batch.samples_size(), kMaxSamplesPerBatch)));
+    }
+    auto* response = google::protobuf::Arena::CreateMessage<v1::SnapshotBatchResponse>(
+        &samples.NewMessage());
+    response->mutable_responses()->Reserve(batch.samples_size());
+    for (const v1::SnapshotRequest& request : batch.samples()) {
+      if (absl::Status s = samples.Sample(request, response->add_responses()); !s.ok()) {
+        return samples.Finish(s);
+      }
+    }
+    if (!stream->Write(*response)) {
+      return samples.Finish(absl::CancelledError("the client went away"));
+    }
+  }
+  return samples.Finish(absl::OkStatus());
+}
+
+grpc::Status UnwinderService::GetStats(grpc::ServerContext* context,
+                                       const v1::GetStatsRequest* request,
+                                       v1::Stats* out) {
+  out->set_process_requests(stats_.process_requests.load());
+  out->set_core_requests(stats_.core_requests.load());
+  out->set_snapshot_streams(stats_.snapshot_streams.load());
+  out->set_samples(stats_.samples.load());
+  for (const auto& [k, v] : stats_.errors()) (*out->mutable_errors())[k] = v;
+  out->set_frames(stats_.frames.load());
+  for (const auto& [k, v] : stats_.stops()) (*out->mutable_stops())[k] = v;
+  unwinder::ModuleCache::Stats cs = cache_.stats();
+  out->set_module_cache_hits(cs.hits);
+  out->set_module_cache_misses(cs.misses);
+  out->set_module_cache_evictions(cs.evictions);
+  out->set_module_cache_bytes(cs.bytes);
+  out->set_module_cache_modules(cs.modules);
+  out->set_memory_bytes_read(stats_.memory_bytes_read.load());
+  out->set_active_requests(pool_.running());
+  out->set_queued_requests(pool_.queued());
+  out->set_rejected_requests(stats_.rejected_requests.load());
+  out->set_connections(stats_.connections.load());
+  out->set_uptime_seconds(absl::ToDoubleSeconds(absl::Now() - stats_.started));
+  return grpc::Status::OK;
+}
+
+}  // namespace unwindd::service
