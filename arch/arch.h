@@ -1,5 +1,7 @@
-// The target architecture as data. Generic code never uses the host's #ifdefs:
-// an x86_64 host unwinds aarch64 cores and 32-bit x86 processes.
+// The target architecture as data. Generic code never uses the host's #ifdefs
+// and never switches on the arch: an x86_64 host unwinds aarch64 cores and
+// 32-bit x86 processes, and what differs between architectures is asked of
+// the arch's hook table (arch_ops.h).
 //
 //   const ArchInfo& a = GetArchInfo(Arch::kX86_64);
 //   uint64_t sp = regs.Get(a.sp);
@@ -18,7 +20,18 @@
 
 namespace unwindd::arch {
 
-enum class Arch : uint8_t { kX86_64, kAArch64, kX86 };
+// One value per line of arch/archs.def, in its order.
+enum class Arch : uint8_t {
+#define UNWINDD_ARCH(enumerator, directory) enumerator,
+#include "arch/archs.def"
+#undef UNWINDD_ARCH
+};
+
+inline constexpr int kNumArchs = 0
+#define UNWINDD_ARCH(enumerator, directory) +1
+#include "arch/archs.def"
+#undef UNWINDD_ARCH
+    ;
 
 // Enough DWARF columns for every GPR, the PC slot and aarch64's
 // RA_SIGN_STATE (34); rules for higher columns (vector registers) are parsed
@@ -37,19 +50,22 @@ struct ArchInfo {
   uint16_t elf_machine;         // EM_X86_64 / EM_AARCH64 / EM_386
 };
 
-// Indexed by Arch; defined in arch.cc.
-extern const ArchInfo kArchInfos[3];
+// Each arch's ArchOps::info, indexed by Arch; defined in registry.cc.
+extern const ArchInfo* const kArchInfos[kNumArchs];
 
 inline const ArchInfo& GetArchInfo(Arch arch) {
-  return kArchInfos[static_cast<int>(arch)];
+  return *kArchInfos[static_cast<int>(arch)];
 }
 absl::string_view RegisterName(Arch arch, int dwarf_reg);  // "" if unknown
 
 // The arch of an ELF file or core file from its header's e_machine and
-// EI_CLASS (EM_X86_64/ELFCLASS64, EM_386/ELFCLASS32, EM_AARCH64/
-// ELFCLASS64); x32 (EM_X86_64, ELFCLASS32) runs with the x86_64 regset, so
-// it is kX86_64. Unimplemented for any other machine.
+// EI_CLASS: the arch whose ArchOps lists both. x32 (EM_X86_64, ELFCLASS32)
+// runs with the x86_64 regset, so it is kX86_64. Unimplemented for any other
+// machine.
 absl::StatusOr<Arch> ArchFromElfMachine(uint16_t machine, uint8_t elf_class);
+
+// The arch named `name` ("x86_64", "aarch64", "x86"); NotFound otherwise.
+absl::StatusOr<Arch> ArchFromName(absl::string_view name);
 
 }  // namespace unwindd::arch
 

@@ -2,6 +2,7 @@
 
 #include <elf.h>
 
+#include "arch/arch_ops.h"
 #include "arch/frame_pointer.h"
 #include "arch/register_set.h"
 #include "gtest/gtest.h"
@@ -27,7 +28,9 @@ TEST(ArchFromElfMachineTest, OthersAreUnimplemented) {
 }
 
 TEST(ArchInfoTest, EveryArchIsConsistent) {
-  for (Arch a : {Arch::kX86_64, Arch::kX86, Arch::kAArch64}) {
+  ASSERT_EQ(AllArchOps().size(), static_cast<size_t>(kNumArchs));
+  for (const ArchOps* ops : AllArchOps()) {
+    const Arch a = ops->info.arch;
     const ArchInfo& info = GetArchInfo(a);
     EXPECT_EQ(info.arch, a);
     EXPECT_LE(info.num_regs, kMaxRegisters);
@@ -41,6 +44,43 @@ TEST(ArchInfoTest, EveryArchIsConsistent) {
   }
   EXPECT_EQ(GetArchInfo(Arch::kX86).elf_machine, EM_386);
   EXPECT_EQ(GetArchInfo(Arch::kAArch64).elf_machine, EM_AARCH64);
+}
+
+// What registering an arch (arch/archs.def) promises generic code: its table
+// sits at its enum value, and every hook and table is usable.
+TEST(ArchOpsTest, EveryRegisteredArchFillsItsTable) {
+  for (int i = 0; i < kNumArchs; ++i) {
+    const ArchOps& ops = GetArchOps(static_cast<Arch>(i));
+    const ArchInfo& info = ops.info;
+    SCOPED_TRACE(std::string(info.name));
+    EXPECT_EQ(static_cast<int>(info.arch), i);
+    EXPECT_EQ(&GetArchInfo(info.arch), &ops.info);
+    EXPECT_EQ(ops.register_names.size(), static_cast<size_t>(info.num_regs));
+    EXPECT_EQ(*ArchFromName(info.name), info.arch);
+    EXPECT_EQ(*ArchFromElfMachine(info.elf_machine, ops.elf_classes[0]), info.arch);
+    EXPECT_TRUE(info.address_size == 4 || info.address_size == 8);
+    EXPECT_GT(ops.prstatus_regset_size, 0u);
+    EXPECT_NE(ops.registers_from_prstatus, nullptr);
+    EXPECT_NE(ops.is_sigreturn_trampoline, nullptr);
+    EXPECT_NE(ops.restore_from_sigframe, nullptr);
+    EXPECT_NE(ops.keeps_frame_pointer, nullptr);
+    EXPECT_EQ(ops.frame_pointer.fp, info.fp);
+    EXPECT_LT(ops.frame_pointer.leaf_ra_register, info.num_regs);
+    // perf's numbering names tracked registers only, the PC and SP among them.
+    bool perf_pc = false, perf_sp = false;
+    for (int dwarf : ops.perf_regs) {
+      EXPECT_LT(dwarf, info.num_regs);
+      perf_pc |= dwarf == info.pc;
+      perf_sp |= dwarf == info.sp;
+    }
+    EXPECT_TRUE(perf_pc && perf_sp);
+    // An arch that can sign return addresses strips them, and can be told how.
+    EXPECT_EQ(ops.code_address_mask != nullptr, ops.signs_return_addresses);
+    EXPECT_EQ(ops.strip_code_address != nullptr, ops.signs_return_addresses);
+    EXPECT_EQ(ops.pac_mask_from_note != nullptr, ops.pac_mask_note != 0);
+    if (ops.compat) EXPECT_NE(*ops.compat, info.arch);
+  }
+  EXPECT_TRUE(absl::IsNotFound(ArchFromName("sparc").status()));
 }
 
 TEST(RegisterSetTest, MaskFollowsAddressSize) {

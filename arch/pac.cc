@@ -1,30 +1,19 @@
 #include "arch/pac.h"
 
-#include "arch/aarch64/pac.h"
+#include "arch/arch_ops.h"
 
 namespace unwindd::arch {
 
 uint64_t CodeAddressMask(Arch arch, const std::optional<PacMask>& pac) {
-  switch (arch) {
-    case Arch::kAArch64:
-      return aarch64::CodeAddressMask(pac);
-    case Arch::kX86_64:
-    case Arch::kX86:
-      return 0;
-  }
-  return 0;
+  const ArchOps& ops = GetArchOps(arch);
+  return ops.code_address_mask != nullptr ? ops.code_address_mask(pac) : 0;
 }
 
 uint64_t StripCodeAddress(Arch arch, uint64_t addr, uint64_t mask) {
   if (mask == 0) return addr;
-  switch (arch) {
-    case Arch::kAArch64:
-      return aarch64::StripCode(addr, mask);
-    case Arch::kX86_64:
-    case Arch::kX86:
-      return addr;
-  }
-  return addr;
+  const ArchOps& ops = GetArchOps(arch);
+  return ops.strip_code_address != nullptr ? ops.strip_code_address(addr, mask)
+                                           : addr;
 }
 
 }  // namespace unwindd::arch

@@ -2,10 +2,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
-#include "arch/aarch64/regs.h"
+#include "arch/arch_ops.h"
 #include "arch/le_bytes.h"
-#include "arch/x86/regs.h"
-#include "arch/x86_64/regs.h"
 
 namespace unwindd::arch {
 namespace {
@@ -22,34 +20,23 @@ constexpr size_t kFpvalidSize = 4;
 }  // namespace
 
 size_t PrStatusRegsetSize(Arch arch) {
-  switch (arch) {
-    case Arch::kX86_64:
-      return x86_64::kUserRegsSize;
-    case Arch::kX86:
-      return x86::kUserRegsSize;
-    case Arch::kAArch64:
-      return aarch64::kUserPtRegsSize;
-  }
-  return 0;
+  return GetArchOps(arch).prstatus_regset_size;
 }
 
 absl::StatusOr<RegisterSet> RegistersFromPrStatus(
     Arch arch, absl::Span<const uint8_t> bytes) {
-  switch (arch) {
-    case Arch::kX86_64:
-      return x86_64::RegistersFromUserRegs(bytes);
-    case Arch::kX86:
-      return x86::RegistersFromUserRegs(bytes);
-    case Arch::kAArch64:
-      return aarch64::RegistersFromUserPtRegs(bytes);
-  }
-  return absl::InternalError("unknown arch");
+  return GetArchOps(arch).registers_from_prstatus(bytes);
 }
 
 Arch RegsetArch(Arch exe_arch, size_t size) {
-  if (exe_arch == Arch::kX86_64 || exe_arch == Arch::kX86) {
-    if (size == x86::kUserRegsSize) return Arch::kX86;
-    if (size == x86_64::kUserRegsSize) return Arch::kX86_64;
+  // The candidates: the executable's arch, its compat arch (x86_64 -> i386),
+  // and the arch it is the compat of (i386 -> x86_64).
+  const std::optional<Arch> compat = GetArchOps(exe_arch).compat;
+  for (const ArchOps* ops : AllArchOps()) {
+    const Arch a = ops->info.arch;
+    const bool related = a == exe_arch || (compat && a == *compat) ||
+                         (ops->compat && *ops->compat == exe_arch);
+    if (related && ops->prstatus_regset_size == size) return a;
   }
   return exe_arch;
 }

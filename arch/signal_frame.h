@@ -22,8 +22,9 @@
 
 namespace unwindd::arch {
 
-// True if `pc` is in `arch`'s sigreturn trampoline (any of them, at any of
-// its instructions).
+// True if `pc` is at an instruction of one of `arch`'s sigreturn
+// trampolines (the first, or one reached before the sigreturn system call
+// completes: each arch says which in arch/<arch>/signal_frame.h).
 bool IsSigreturnTrampoline(Arch arch, memory::Memory& memory, uint64_t pc);
 
 // `regs` are the registers at the trampoline (regs.arch() says which

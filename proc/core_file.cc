@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "arch/arch_ops.h"
 #include "arch/regset.h"
 #include "memory/file_region_memory.h"
 #include "proc/core_elf.h"
@@ -20,7 +21,6 @@ constexpr uint32_t kNtPrPsInfo = 3;
 constexpr uint32_t kNtAuxv = 6;
 constexpr uint32_t kNtSigInfo = 0x53494749;  // "SIGI"
 constexpr uint32_t kNtFile = 0x46494c45;     // "FILE"
-constexpr uint32_t kNtArmPacMask = 0x406;
 
 uint64_t LoadLe(absl::Span<const uint8_t> b, size_t off, size_t size) {
   uint64_t v = 0;
@@ -181,9 +181,11 @@ absl::Status CoreFile::ReadNotes(uint64_t offset, uint64_t filesz,
 
 void CoreFile::TakeNote(const CoreNote& note) {
   const int w = word_size();
-  if (note.name == "LINUX" && note.type == kNtArmPacMask &&
-      note.desc.size() >= 16) {
-    pac_mask_ = arch::PacMask{LoadLe(note.desc, 0, 8), LoadLe(note.desc, 8, 8)};
+  const arch::ArchOps& ops = arch::GetArchOps(arch_);
+  if (note.name == "LINUX" && ops.pac_mask_note != 0 &&
+      note.type == ops.pac_mask_note) {
+    absl::StatusOr<arch::PacMask> mask = ops.pac_mask_from_note(note.desc);
+    if (mask.ok()) pac_mask_ = *mask;
     return;
   }
   if (note.name != "CORE") return;

@@ -34,7 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "arch/aarch64/pac.h"
+#include "arch/arch_ops.h"
 #include "memory/factories.h"
 #include "proc/live_arch.h"
 #include "proc/maps.h"
@@ -66,18 +66,18 @@ absl::Status AttachDenied(pid_t pid, pid_t tid) {
 
 void* Arg(uintptr_t v) { return reinterpret_cast<void*>(v); }
 
-// aarch64: which bits of a code address hold its PAC, from the
-// NT_ARM_PAC_MASK regset of a stopped thread. Kernels or CPUs without
-// pointer authentication refuse the regset (EINVAL): nothing to report then.
-std::optional<arch::PacMask> ReadPacMask(pid_t tid) {
-  alignas(8) std::array<uint8_t, arch::aarch64::kUserPacMaskSize> buf{};
+// Which bits of a code address hold a PAC, from the arch's regset for it
+// (aarch64 NT_ARM_PAC_MASK) of a stopped thread. Arches without one, and
+// kernels or CPUs without pointer authentication (EINVAL), report nothing.
+std::optional<arch::PacMask> ReadPacMask(const arch::ArchOps& ops, pid_t tid) {
+  if (ops.pac_mask_note == 0) return std::nullopt;
+  alignas(8) std::array<uint8_t, 64> buf{};
   iovec iov = {buf.data(), buf.size()};
-  if (ptrace(PTRACE_GETREGSET, tid, Arg(arch::aarch64::kNtArmPacMask), &iov) !=
-      0) {
+  if (ptrace(PTRACE_GETREGSET, tid, Arg(ops.pac_mask_note), &iov) != 0) {
     return std::nullopt;
   }
-  absl::StatusOr<arch::PacMask> mask = arch::aarch64::PacMaskFromUserPacMask(
-      absl::MakeConstSpan(buf.data(), iov.iov_len));
+  absl::StatusOr<arch::PacMask> mask =
+      ops.pac_mask_from_note(absl::MakeConstSpan(buf.data(), iov.iov_len));
   if (!mask.ok()) return std::nullopt;
   return *mask;
 }
@@ -254,7 +254,7 @@ absl::Status LiveTarget::Attach(absl::Span<const pid_t> tids) {
         "process %d is a kernel thread (it has no mappings)", pid_));
   }
   mappings_ = *std::move(maps);
-  if (arch_ == arch::Arch::kAArch64) pac_mask_ = ReadPacMask(mm_tid_);
+  pac_mask_ = ReadPacMask(arch::GetArchOps(arch_), mm_tid_);
   // Probed now that we are the tracer, so PTRACE_PEEKDATA can qualify.
   memory_ = memory::CreateCachedMemory(memory::CreateProcessMemory(mm_tid_));
   return absl::OkStatus();

@@ -12,9 +12,9 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "arch/prologue.h"
 #include "unwinder/cfi/cfa_vm.h"
 #include "unwinder/fp/frame_pointer.h"
-#include "unwinder/fp/prologue.h"
 
 namespace unwindd::unwinder {
 namespace {
@@ -64,17 +64,19 @@ std::string FindBuildIdInNotes(Elf* elf, uint64_t offset, uint64_t size,
   return "";
 }
 
+// The same decoder live and core targets use (arch::ArchFromElfMachine),
+// so that a target whose arch is supported has modules that open.
 absl::StatusOr<arch::Arch> ArchOf(const GElf_Ehdr& ehdr, absl::string_view name) {
   if (ehdr.e_ident[EI_DATA] != ELFDATA2LSB) {
     return absl::UnimplementedError(
         absl::StrFormat("%s: big-endian ELF is not supported", name));
   }
-  int cls = ehdr.e_ident[EI_CLASS];
-  if (ehdr.e_machine == EM_X86_64 && cls == ELFCLASS64) return arch::Arch::kX86_64;
-  if (ehdr.e_machine == EM_AARCH64 && cls == ELFCLASS64) return arch::Arch::kAArch64;
-  if (ehdr.e_machine == EM_386 && cls == ELFCLASS32) return arch::Arch::kX86;
-  return absl::UnimplementedError(absl::StrFormat(
-      "%s: unsupported ELF machine %d (class %d)", name, ehdr.e_machine, cls));
+  absl::StatusOr<arch::Arch> a =
+      arch::ArchFromElfMachine(ehdr.e_machine, ehdr.e_ident[EI_CLASS]);
+  if (!a.ok()) {
+    return absl::UnimplementedError(absl::StrFormat("%s: %s", name, a.status().message()));
+  }
+  return *a;
 }
 
 }  // namespace
@@ -133,6 +135,8 @@ absl::Status Module::Init(Elf* elf, std::string name) {
   absl::StatusOr<arch::Arch> a = ArchOf(ehdr, name_);
   if (!a.ok()) return a.status();
   arch_ = *a;
+  // The file's own pointer size: 4 in an x32 (ELFCLASS32 x86_64) file.
+  address_size_ = ehdr.e_ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
   size_t raw_size = 0;
   const char* raw = elf_rawfile(elf, &raw_size);
   if (raw == nullptr) return ElfError("no file image", name_);
@@ -164,8 +168,8 @@ absl::Status Module::Init(Elf* elf, std::string name) {
   if (!eh_frame_hdr_ && eh_frame_hdr_segment) {
     absl::Span<const uint8_t> hdr = BytesAtVaddr(eh_frame_hdr_segment->vaddr);
     hdr = hdr.subspan(0, std::min<size_t>(hdr.size(), eh_frame_hdr_segment->filesz));
-    absl::StatusOr<EhFrameHdr> parsed = EhFrameHdr::Parse(
-        hdr, eh_frame_hdr_segment->vaddr, arch::GetArchInfo(arch_).address_size);
+    absl::StatusOr<EhFrameHdr> parsed =
+        EhFrameHdr::Parse(hdr, eh_frame_hdr_segment->vaddr, address_size_);
     if (parsed.ok()) eh_frame_hdr_ = *parsed;
   }
   if (!sframe_ && sframe_segment && absl::IsNotFound(sframe_status_)) {
@@ -177,7 +181,8 @@ absl::Status Module::Init(Elf* elf, std::string name) {
     uint64_t v = eh_frame_hdr_->eh_frame_vaddr();
     absl::Span<const uint8_t> bytes = BytesAtVaddr(v);
     if (!bytes.empty()) {
-      eh_frame_.emplace(CfiKind::kEhFrame, bytes, v, arch_, EncodingBases{});
+      eh_frame_.emplace(CfiKind::kEhFrame, bytes, v, arch_, EncodingBases{},
+                        address_size_);
     }
   }
   return absl::OkStatus();
@@ -223,19 +228,19 @@ absl::Status Module::LoadSections() {
   EncodingBases bases;
   bases.text = text.scn ? text.shdr.sh_addr : 0;
   bases.data = got.scn ? got.shdr.sh_addr : 0;
-  int address_size = arch::GetArchInfo(arch_).address_size;
 
   if (absl::Span<const uint8_t> b = section_bytes(eh_frame_hdr); !b.empty()) {
     absl::StatusOr<EhFrameHdr> parsed =
-        EhFrameHdr::Parse(b, eh_frame_hdr.shdr.sh_addr, address_size);
+        EhFrameHdr::Parse(b, eh_frame_hdr.shdr.sh_addr, address_size_);
     // An unusable header is not fatal: the built index replaces it.
     if (parsed.ok()) eh_frame_hdr_ = *parsed;
   }
   if (absl::Span<const uint8_t> b = section_bytes(eh_frame); !b.empty()) {
-    eh_frame_.emplace(CfiKind::kEhFrame, b, eh_frame.shdr.sh_addr, arch_, bases);
+    eh_frame_.emplace(CfiKind::kEhFrame, b, eh_frame.shdr.sh_addr, arch_, bases,
+                      address_size_);
   }
   if (absl::Span<const uint8_t> b = section_bytes(debug_frame); !b.empty()) {
-    debug_frame_.emplace(CfiKind::kDebugFrame, b, 0, arch_, bases);
+    debug_frame_.emplace(CfiKind::kDebugFrame, b, 0, arch_, bases, address_size_);
   }
   if (absl::Span<const uint8_t> b = section_bytes(sframe); !b.empty()) {
     LoadSframe(b, sframe.shdr.sh_addr);
@@ -442,7 +447,7 @@ absl::StatusOr<ModuleRow> Module::FindFramePointerRow(uint64_t pc,
   absl::Span<const uint8_t> code = BytesAtVaddr(bounds->first);
   code = code.subspan(0, std::min<uint64_t>(code.size(),
                                             bounds->second - bounds->first));
-  if (!fp::KeepsFramePointer(arch_, code, pc - bounds->first, exact_pc)) {
+  if (!arch::KeepsFramePointer(arch_, code, pc - bounds->first, exact_pc)) {
     return absl::NotFoundError(absl::StrFormat(
         "%s: the function at 0x%x keeps no frame pointer at 0x%x", name_,
         bounds->first, pc));

@@ -77,7 +77,7 @@ class Module {
   // a built index), .debug_frame, .sframe (and, when its header has
   // SFRAME_F_FRAME_POINTER, the frame-pointer chain for PCs it does not
   // cover), or the frame-pointer chain where the function's prologue shows it
-  // keeps one (fp/prologue.h; in a module without any unwind info, always).
+  // keeps one (arch/prologue.h; in a module without any unwind info, always).
   // `exact_pc`: pc is where the thread is (frame 0, after a signal frame)
   // rather than a return address minus one. Cached per (pc, policy,
   // exact_pc). NotFound when no source covers pc; otherwise the first
@@ -150,6 +150,7 @@ class Module {
   std::string name_;
   std::string build_id_;
   arch::Arch arch_ = arch::Arch::kX86_64;
+  int address_size_ = 8;  // from EI_CLASS: the arch's, or 4 for x32
   Elf* elf_ = nullptr;
   int fd_ = -1;
   std::vector<uint8_t> owned_image_;  // FromImage only

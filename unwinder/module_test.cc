@@ -1,5 +1,8 @@
 #include "unwinder/module.h"
 
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <link.h>
 #include <sys/fsuid.h>
 #include <sys/stat.h>
@@ -17,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "testdata/harness/tools.h"
 #include "unwinder/module_cache.h"
 
 namespace unwindd::unwinder {
@@ -102,6 +106,55 @@ TEST(ModuleTest, RowAtFunctionEntry) {
   absl::StatusOr<ModuleRow> again = (*m)->FindRow(file_pc);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->row.cfa, r->row.cfa);
+}
+
+// The value of symbol `name` in `path`'s .symtab, or nullopt.
+std::optional<uint64_t> SymbolValue(const std::string& path, absl::string_view name) {
+  elf_version(EV_CURRENT);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::optional<uint64_t> out;
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr && !out;
+       scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_SYMTAB) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    for (size_t i = 0; data != nullptr && shdr.sh_entsize != 0 &&
+                       i < shdr.sh_size / shdr.sh_entsize;
+         ++i) {
+      GElf_Sym sym;
+      if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) continue;
+      const char* n = elf_strptr(elf, shdr.sh_link, sym.st_name);
+      if (n != nullptr && name == n) out = sym.st_value;
+    }
+  }
+  elf_end(elf);
+  close(fd);
+  return out;
+}
+
+// An x32 file (ELFCLASS32, EM_X86_64) is an x86_64 module, as live and core
+// targets decide (arch::ArchFromElfMachine), with 4-byte CFI pointers.
+TEST(ModuleTest, OpensX32Modules) {
+  const std::string path = harness::RunfilesRoot() + "/unwinder/testdata/libx32.so";
+  absl::StatusOr<std::shared_ptr<Module>> m = Module::OpenFile(path);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ((*m)->arch(), arch::Arch::kX86_64);
+  EXPECT_FALSE((*m)->build_id().empty());
+  EXPECT_TRUE((*m)->has_eh_frame_hdr());
+  for (absl::string_view fn : {"x32_leaf", "x32_caller"}) {
+    std::optional<uint64_t> entry = SymbolValue(path, fn);
+    ASSERT_TRUE(entry.has_value()) << fn;
+    absl::StatusOr<ModuleRow> r = (*m)->FindRow(*entry, SourcePolicy(), true);
+    ASSERT_TRUE(r.ok()) << fn << ": " << r.status();
+    EXPECT_EQ(r->method, Method::kEhFrame);
+    EXPECT_EQ(r->row.pc_lo, *entry) << fn;  // the FDE's 4-byte pc_begin
+    // x86_64 code: CFA = rsp + 8, return address (8 bytes) at CFA - 8.
+    EXPECT_EQ(r->row.cfa.reg, 7);
+    EXPECT_EQ(r->row.cfa.offset, 8);
+    EXPECT_EQ(r->row.regs[16].value, -8);
+  }
 }
 
 TEST(ModuleTest, NoRowOutsideCode) {

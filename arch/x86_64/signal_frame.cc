@@ -8,6 +8,7 @@ namespace {
 
 constexpr std::array<uint8_t, 9> kRtSigreturn = {0x48, 0xc7, 0xc0, 0x0f, 0x00,
                                                  0x00, 0x00, 0x0f, 0x05};
+constexpr uint64_t kSyscallOffset = 7;  // `syscall` follows the 7-byte mov
 
 // struct ucontext { u64 uc_flags; ucontext* uc_link; stack_t uc_stack (24);
 // struct sigcontext uc_mcontext; ... }: the sigcontext starts at 40.
@@ -31,9 +32,13 @@ constexpr std::array<int, 17> kSigcontextToDwarf = {
 }  // namespace
 
 bool IsSigreturnTrampoline(memory::Memory& memory, uint64_t pc) {
-  std::array<uint8_t, kRtSigreturn.size()> code;
-  if (!memory.ReadFully(pc, absl::MakeSpan(code)).ok()) return false;
-  return code == kRtSigreturn;
+  // pc at `mov $15,%rax` (the handler has just returned into the
+  // trampoline) or at `syscall` (stopped between the two; sp is the same).
+  auto at = [&memory](uint64_t start) {
+    std::array<uint8_t, kRtSigreturn.size()> code;
+    return memory.ReadFully(start, absl::MakeSpan(code)).ok() && code == kRtSigreturn;
+  };
+  return at(pc) || (pc >= kSyscallOffset && at(pc - kSyscallOffset));
 }
 
 absl::StatusOr<RegisterSet> RestoreFromSigframe(memory::Memory& memory,

@@ -16,8 +16,9 @@ TEST(SignalFrameTest, RecognisesRtSigreturn) {
   std::vector<uint8_t> code = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x90};
   std::unique_ptr<memory::Memory> m = memory::CreateBufferMemory(kCode, code);
   EXPECT_TRUE(IsSigreturnTrampoline(*m, kCode));
+  EXPECT_TRUE(IsSigreturnTrampoline(*m, kCode + 7));  // at `syscall`
   EXPECT_FALSE(IsSigreturnTrampoline(*m, kCode + 1));
-  EXPECT_FALSE(IsSigreturnTrampoline(*m, kCode + 4));  // runs past the end
+  EXPECT_FALSE(IsSigreturnTrampoline(*m, kCode + 9));  // past it
   code[3] = 0x3c;  // exit(2), not rt_sigreturn(15)
   std::unique_ptr<memory::Memory> other = memory::CreateBufferMemory(kCode, code);
   EXPECT_FALSE(IsSigreturnTrampoline(*other, kCode));

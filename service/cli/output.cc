@@ -129,7 +129,7 @@ std::string FormatText(const unwinder::ProcessStacks& stacks,
   for (const unwinder::ThreadStack& th : stacks.threads) {
     absl::StrAppend(&out, "TID ", th.tid, ":\n");
     if (th.signal) absl::StrAppend(&out, "signal: ", SignalText(*th.signal), "\n");
-    int width = stacks.arch == arch::Arch::kX86 ? 8 : 16;
+    const int width = 2 * arch::GetArchInfo(stacks.arch).address_size;
     for (size_t i = 0; i < th.frames.size(); ++i) {
       const unwinder::Frame& f = th.frames[i];
       absl::StrAppendFormat(&out, "#%-2d 0x%0*x", i, width, f.pc);

@@ -1,9 +1,12 @@
 #include "service/common/convert.h"
 
 #include <algorithm>
+#include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "proc/signal_info.h"
 
 namespace unwindd::service {
@@ -104,30 +107,24 @@ absl::StatusOr<unwinder::StopReason> StopFromProto(v1::StopReason r) {
 
 }  // namespace
 
+// unwindd.v1 names each arch ARCH_<name in capitals> (ARCH_X86_64,
+// ARCH_AARCH64, ARCH_X86): the names connect the two, so a new arch needs
+// its enum value in the proto and nothing here.
 v1::Arch ToProto(arch::Arch a) {
-  switch (a) {
-    case arch::Arch::kX86_64:
-      return v1::ARCH_X86_64;
-    case arch::Arch::kAArch64:
-      return v1::ARCH_AARCH64;
-    case arch::Arch::kX86:
-      return v1::ARCH_X86;
-  }
-  return v1::ARCH_UNSPECIFIED;
+  v1::Arch out = v1::ARCH_UNSPECIFIED;
+  const std::string name =
+      absl::AsciiStrToUpper(absl::StrCat("ARCH_", arch::GetArchInfo(a).name));
+  return v1::Arch_Parse(name, &out) ? out : v1::ARCH_UNSPECIFIED;
 }
 
 absl::StatusOr<arch::Arch> FromProto(v1::Arch a) {
-  switch (a) {
-    case v1::ARCH_X86_64:
-      return arch::Arch::kX86_64;
-    case v1::ARCH_AARCH64:
-      return arch::Arch::kAArch64;
-    case v1::ARCH_X86:
-      return arch::Arch::kX86;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrFormat("unknown or unspecified arch %d", static_cast<int>(a)));
+  absl::string_view name = v1::Arch_Name(a);
+  if (a != v1::ARCH_UNSPECIFIED && absl::ConsumePrefix(&name, "ARCH_")) {
+    absl::StatusOr<arch::Arch> found = arch::ArchFromName(absl::AsciiStrToLower(name));
+    if (found.ok()) return *found;
   }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("unknown or unspecified arch %d", static_cast<int>(a)));
 }
 
 absl::StatusOr<unwinder::SourcePolicy> SourcesFromProto(

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "arch/arch_ops.h"
 #include "memory/byte_reader.h"
 #include "unwinder/cfi/encoding.h"
 
@@ -368,9 +369,10 @@ absl::Status OpRestoreState(Vm& vm, uint8_t) {
 // ---- vendor extensions ----
 
 // 0x2d is DW_CFA_AARCH64_negate_ra_state on aarch64 (AADWARF64 §4.4.2: toggle
-// whether the RA is PAC-signed) and DW_CFA_GNU_window_save (SPARC) elsewhere.
+// whether the RA is PAC-signed), an arch whose return addresses may be signed,
+// and DW_CFA_GNU_window_save (SPARC) elsewhere.
 absl::Status OpNegateRaState(Vm& vm, uint8_t) {
-  if (vm.arch != arch::Arch::kAArch64) {
+  if (!arch::GetArchOps(vm.arch).signs_return_addresses) {
     return vm.Error(absl::StatusCode::kUnimplemented,
                     absl::StrCat("DW_CFA_GNU_window_save on ",
                                  arch::GetArchInfo(vm.arch).name));

@@ -404,9 +404,8 @@ absl::StatusOr<Fde> ParseFde(const SectionView& v, const EntryHeader& h,
 }
 
 SectionView MakeView(CfiKind kind, absl::Span<const uint8_t> data,
-                     uint64_t vaddr, arch::Arch arch, EncodingBases bases) {
-  return SectionView{kind, data, vaddr, arch::GetArchInfo(arch).address_size,
-                     bases};
+                     uint64_t vaddr, int address_size, EncodingBases bases) {
+  return SectionView{kind, data, vaddr, address_size, bases};
 }
 
 // The header at `offset`, which the caller expects to be a CIE or an FDE:
@@ -432,18 +431,24 @@ absl::StatusOr<EntryHeader> ExpectEntry(const SectionView& v, uint64_t offset,
 }  // namespace
 
 CfiSection::CfiSection(CfiKind kind, absl::Span<const uint8_t> data,
-                       uint64_t vaddr, arch::Arch arch, EncodingBases bases)
-    : kind_(kind), data_(data), vaddr_(vaddr), arch_(arch), bases_(bases) {}
+                       uint64_t vaddr, arch::Arch arch, EncodingBases bases,
+                       int address_size)
+    : kind_(kind),
+      data_(data),
+      vaddr_(vaddr),
+      address_size_(address_size != 0 ? address_size
+                                       : arch::GetArchInfo(arch).address_size),
+      bases_(bases) {}
 
 absl::StatusOr<Cie> CfiSection::ParseCieAt(uint64_t offset) const {
-  const SectionView v = MakeView(kind_, data_, vaddr_, arch_, bases_);
+  const SectionView v = MakeView(kind_, data_, vaddr_, address_size_, bases_);
   absl::StatusOr<EntryHeader> h = ExpectEntry(v, offset, /*want_cie=*/true);
   if (!h.ok()) return h.status();
   return ParseCie(v, *h);
 }
 
 absl::StatusOr<Fde> CfiSection::ParseFdeAt(uint64_t offset) const {
-  const SectionView v = MakeView(kind_, data_, vaddr_, arch_, bases_);
+  const SectionView v = MakeView(kind_, data_, vaddr_, address_size_, bases_);
   absl::StatusOr<EntryHeader> h = ExpectEntry(v, offset, /*want_cie=*/false);
   if (!h.ok()) return h.status();
   absl::StatusOr<uint64_t> cie_offset = CieOffsetOf(v, *h);
@@ -456,7 +461,7 @@ absl::StatusOr<Fde> CfiSection::ParseFdeAt(uint64_t offset) const {
 void CfiSection::BuildIndex() {
   index_built_ = true;
   index_.clear();
-  const SectionView v = MakeView(kind_, data_, vaddr_, arch_, bases_);
+  const SectionView v = MakeView(kind_, data_, vaddr_, address_size_, bases_);
   // Most sections have a handful of CIEs shared by thousands of FDEs.
   absl::flat_hash_map<uint64_t, absl::StatusOr<Cie>> cies;
   uint64_t offset = 0;

@@ -56,8 +56,10 @@ class CfiSection {
  public:
   // `vaddr` is the section's sh_addr (pc-relative encodings resolve against
   // it); .debug_frame holds absolute addresses and ignores it.
+  // `address_size`: the file's pointer size (DW_EH_PE_absptr, CIE v1-3), 0
+  // for the arch's; an x32 file (ELFCLASS32 x86_64) has 4.
   CfiSection(CfiKind kind, absl::Span<const uint8_t> data, uint64_t vaddr,
-             arch::Arch arch, EncodingBases bases);
+             arch::Arch arch, EncodingBases bases, int address_size = 0);
 
   CfiKind kind() const { return kind_; }
   uint64_t vaddr() const { return vaddr_; }
@@ -89,7 +91,7 @@ class CfiSection {
   CfiKind kind_;
   absl::Span<const uint8_t> data_;
   uint64_t vaddr_;
-  arch::Arch arch_;
+  int address_size_;
   EncodingBases bases_;
   bool index_built_ = false;
   std::vector<IndexEntry> index_;  // sorted by pc_begin

@@ -1,6 +1,7 @@
 #include "unwinder/sframe/header.h"
 
 #include "absl/strings/str_format.h"
+#include "arch/arch_ops.h"
 #include "unwinder/sframe/cursor.h"
 
 namespace unwindd::unwinder::sframe {
@@ -96,14 +97,14 @@ absl::StatusOr<Header> ParseHeader(absl::Span<const uint8_t> section) {
 }
 
 absl::StatusOr<arch::Arch> ArchOfAbi(uint8_t abi) {
-  switch (abi) {
-    case kAbiAArch64BigEndian:
-    case kAbiAArch64LittleEndian:
-      return arch::Arch::kAArch64;
-    case kAbiAmd64LittleEndian:
-      return arch::Arch::kX86_64;
-    case kAbiS390xBigEndian:
-      return absl::UnimplementedError("SFrame for s390x is not supported");
+  // Each arch lists the identifiers that describe it (ArchOps::sframe_abis).
+  for (const arch::ArchOps* ops : arch::AllArchOps()) {
+    for (uint8_t a : ops->sframe_abis) {
+      if (a == abi) return ops->info.arch;
+    }
+  }
+  if (abi == kAbiS390xBigEndian) {
+    return absl::UnimplementedError("SFrame for s390x is not supported");
   }
   return absl::UnimplementedError(
       absl::StrFormat("unknown SFrame ABI/arch identifier %d", abi));

@@ -1,7 +1,7 @@
 #include "unwinder/sframe/to_row.h"
 
 #include "absl/strings/str_format.h"
-#include "arch/arch.h"
+#include "arch/arch_ops.h"
 
 namespace unwindd::unwinder::sframe {
 namespace {
@@ -139,7 +139,7 @@ absl::StatusOr<Row> FreToRow(const Header& header, const Fde& fde,
   row.pc_hi = pc_hi;
   row.return_address_register = static_cast<uint16_t>(r.ra);
   row.signal_frame = fde.signal_frame;
-  row.ra_signed = *a == arch::Arch::kAArch64 && fre.mangled_ra;
+  row.ra_signed = arch::GetArchOps(*a).signs_return_addresses && fre.mangled_ra;
   if (fre.ra_undefined()) {
     // The outermost frame (e.g. _start): a CFA that is never used, and no RA.
     row.cfa = {CfaRule::Kind::kRegOffset, static_cast<uint16_t>(r.sp), 0, {}};

@@ -1,16 +1,14 @@
 // Which PCs of a function keep a frame pointer, from its code bytes: entry
 // prologues, the shrink-wrapped and scheduled prologues gcc -O2 emits with
 // -fno-omit-frame-pointer, leaf functions without one, and epilogues.
-#include "unwinder/fp/prologue.h"
+#include "arch/prologue.h"
 
 #include <vector>
 
 #include "gtest/gtest.h"
 
-namespace unwindd::unwinder::fp {
+namespace unwindd::arch {
 namespace {
-
-using arch::Arch;
 
 bool Keeps(Arch a, const std::vector<uint8_t>& code, uint64_t pc, bool exact) {
   return KeepsFramePointer(a, code, pc, exact);
@@ -125,4 +123,4 @@ TEST(PrologueTest, AArch64LeafAndTruncatedCode) {
 }
 
 }  // namespace
-}  // namespace unwindd::unwinder::fp
+}  // namespace unwindd::arch

@@ -7,6 +7,9 @@
 //   absl::Span<const uint8_t> code = bytes of the function, from its start;
 //   bool ok = KeepsFramePointer(Arch::kX86_64, code, pc - start, exact);
 //
+// Each arch scans its own instructions (ArchOps::keeps_frame_pointer):
+// arch/x86/prologue.h for x86_64 and i386, arch/aarch64/prologue.h.
+//
 // A function keeps one at `pc_offset` when, somewhere before pc, it saved
 // the caller's frame pointer and pointed its own at the record:
 //   x86_64: push %rbp ... mov %rsp,%rbp     (push at most 32 bytes before)
@@ -19,22 +22,22 @@
 // restored (pop %rbp / leave / ldp x29, x30), the record is gone. A wrong
 // "yes" is caught by the stack checks of frame_pointer.h; a wrong "no" only
 // hands the frame to the next source.
-#ifndef UNWINDD_UNWINDER_FP_PROLOGUE_H_
-#define UNWINDD_UNWINDER_FP_PROLOGUE_H_
+#ifndef UNWINDD_ARCH_PROLOGUE_H_
+#define UNWINDD_ARCH_PROLOGUE_H_
 
 #include <cstdint>
 
 #include "absl/types/span.h"
 #include "arch/arch.h"
 
-namespace unwindd::unwinder::fp {
+namespace unwindd::arch {
 
 // `code`: the function's bytes from its first instruction (may be cut short:
 // then only what is there is examined). `pc_offset`: pc - function start.
 // `exact_pc`: pc is where the thread is, not a return address.
-bool KeepsFramePointer(arch::Arch arch, absl::Span<const uint8_t> code,
+bool KeepsFramePointer(Arch arch, absl::Span<const uint8_t> code,
                        uint64_t pc_offset, bool exact_pc);
 
-}  // namespace unwindd::unwinder::fp
+}  // namespace unwindd::arch
 
-#endif  // UNWINDD_UNWINDER_FP_PROLOGUE_H_
+#endif  // UNWINDD_ARCH_PROLOGUE_H_
