@@ -1,0 +1,157 @@
+#include "service/cli/profile/pprof.h"
+
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "service/cli/profile/gzip.h"
+#include "service/cli/profile/proto_writer.h"
+
+namespace unwindd::profile {
+namespace {
+
+namespace f = pprof_field;
+
+// Profile.string_table: every string once, "" at index 0 (profile.proto:
+// "string_table[0] must always be \"\"").
+class StringTable {
+ public:
+  StringTable() { Index(""); }
+
+  int64_t Index(absl::string_view s) {
+    auto [it, inserted] = index_.try_emplace(s, strings_.size());
+    if (inserted) strings_.emplace_back(s);
+    return it->second;
+  }
+  const std::vector<std::string>& strings() const { return strings_; }
+
+ private:
+  std::vector<std::string> strings_;
+  absl::flat_hash_map<std::string, int64_t> index_;
+};
+
+void WriteValueType(uint32_t field, absl::string_view type,
+                    absl::string_view unit, StringTable& strings,
+                    ProtoWriter& out) {
+  const int64_t type_index = strings.Index(type);
+  const int64_t unit_index = strings.Index(unit);
+  ProtoWriter vt;
+  vt.Int64IfNonZero(f::kValueTypeType, type_index);
+  vt.Int64IfNonZero(f::kValueTypeUnit, unit_index);
+  out.Message(field, vt);
+}
+
+void WriteLabel(int64_t key, const int64_t* num, int64_t str,
+                ProtoWriter& out) {
+  ProtoWriter label;
+  label.Int64IfNonZero(f::kLabelKey, key);
+  if (num != nullptr) {
+    label.Int64IfNonZero(f::kLabelNum, *num);
+  } else {
+    label.Int64IfNonZero(f::kLabelStr, str);
+  }
+  out.Message(f::kSampleLabel, label);
+}
+
+}  // namespace
+
+std::string EncodePprof(const Profile& profile, const PprofOptions& options) {
+  StringTable strings;
+  ProtoWriter body;  // fields 1-5, in field order; the rest is added below
+  ProtoWriter msg;
+
+  // sample_type: by convention (profile.proto) the count comes first.
+  const ValueType& weight = profile.weight_type();
+  WriteValueType(f::kSampleType, "samples", "count", strings, body);
+  WriteValueType(f::kSampleType, weight.type, weight.unit, strings, body);
+
+  // Mapping ids: 1.. over the modules some location uses, in module order.
+  std::vector<uint64_t> mapping_id(profile.modules().size(), 0);
+  for (const Profile::Location& loc : profile.locations()) {
+    if (loc.module != kNoModule) mapping_id[loc.module] = 1;
+  }
+  uint64_t next_mapping = 1;
+  for (uint64_t& id : mapping_id) {
+    if (id != 0) id = next_mapping++;
+  }
+
+  std::vector<uint64_t> location_ids;
+  for (const Profile::StackSample& s : profile.samples()) {
+    msg.Clear();
+    location_ids.clear();
+    // Location ids are 1 + the index in locations().
+    for (uint32_t l : s.stack->locations) location_ids.push_back(uint64_t{l} + 1);
+    msg.PackedVarints(f::kSampleLocationId, location_ids);
+    const int64_t values[] = {s.values.count, s.values.weight};
+    msg.PackedInt64s(f::kSampleValue, values);
+    const ThreadLabels& labels = profile.label_sets()[s.stack->label_set];
+    // Strings are interned when first used, key before value, so that the
+    // table holds only what the profile refers to, in a fixed order.
+    if (labels.pid) WriteLabel(strings.Index("pid"), &*labels.pid, 0, msg);
+    if (labels.tid) WriteLabel(strings.Index("tid"), &*labels.tid, 0, msg);
+    if (!labels.comm.empty()) {
+      const int64_t key = strings.Index("comm");
+      WriteLabel(key, nullptr, strings.Index(labels.comm), msg);
+    }
+    body.Message(f::kSample, msg);
+  }
+
+  std::vector<std::string> comments = options.comments;
+  for (size_t i = 0; i < profile.modules().size(); ++i) {
+    if (mapping_id[i] == 0) continue;
+    const Module& m = profile.modules()[i];
+    msg.Clear();
+    msg.VarintIfNonZero(f::kMappingId, mapping_id[i]);
+    msg.VarintIfNonZero(f::kMappingMemoryStart, m.start);
+    msg.VarintIfNonZero(f::kMappingMemoryLimit, m.limit);
+    msg.VarintIfNonZero(f::kMappingFileOffset, m.file_offset);
+    const int64_t filename = strings.Index(m.path);
+    msg.Int64IfNonZero(f::kMappingFilename, filename);
+    msg.Int64IfNonZero(f::kMappingBuildId, strings.Index(m.build_id));
+    // has_functions, has_filenames, has_line_numbers, has_inline_frames:
+    // all false (left out), so that pprof symbolizes this mapping.
+    body.Message(f::kMapping, msg);
+    if (!m.file_found && !m.path.empty() && m.path[0] != '[') {
+      comments.push_back(absl::StrCat("file not found: ", m.path,
+                                      m.build_id.empty() ? "" : " build-id ",
+                                      m.build_id));
+    }
+  }
+
+  for (size_t i = 0; i < profile.locations().size(); ++i) {
+    const Profile::Location& loc = profile.locations()[i];
+    msg.Clear();
+    msg.VarintIfNonZero(f::kLocationId, i + 1);
+    if (loc.module != kNoModule) {
+      msg.VarintIfNonZero(f::kLocationMappingId, mapping_id[loc.module]);
+    }
+    msg.VarintIfNonZero(f::kLocationAddress, loc.address);
+    body.Message(f::kLocation, msg);
+  }
+
+  // Everything below refers to strings: intern them before the table goes
+  // out.
+  const int64_t weight_type = strings.Index(weight.type);
+  std::vector<int64_t> comment_ids;
+  for (const std::string& c : comments) comment_ids.push_back(strings.Index(c));
+  const int64_t weight_unit = strings.Index(weight.unit);
+  ProtoWriter period_type;
+  period_type.Int64IfNonZero(f::kValueTypeType, weight_type);
+  period_type.Int64IfNonZero(f::kValueTypeUnit, weight_unit);
+
+  for (const std::string& s : strings.strings()) body.Bytes(f::kStringTable, s);
+  body.Int64IfNonZero(f::kTimeNanos, options.time_nanos);
+  body.Int64IfNonZero(f::kDurationNanos, options.duration_nanos);
+  body.Message(f::kPeriodType, period_type);
+  body.Int64IfNonZero(f::kPeriod, options.period);
+  body.PackedInt64s(f::kComment, comment_ids);
+  body.Int64IfNonZero(f::kDefaultSampleType, weight_type);
+  return body.Release();
+}
+
+absl::StatusOr<std::string> WritePprof(const Profile& profile,
+                                       const PprofOptions& options) {
+  return GzipCompress(EncodePprof(profile, options));
+}
+
+}  // namespace unwindd::profile

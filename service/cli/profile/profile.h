@@ -1,0 +1,220 @@
+// The aggregation model behind the profile outputs (pprof.h, folded.h): a
+// Profile is fed one sample at a time (a thread's labels, its stack of
+// frames, its values) and merges identical (labels, stack) pairs, so its
+// memory grows with the number of distinct stacks, not with the number of
+// samples. It knows nothing of perf, gRPC or the unwinder: `unwind perf`
+// and `unwind profile` convert their stacks into it.
+//
+//   Profile profile;  // values: samples/count and cpu/nanoseconds
+//   absl::StatusOr<int> libc = profile.AddModule(
+//       {.path = "/usr/lib/x86_64-linux-gnu/libc.so.6", .build_id = "8a2b...",
+//        .start = 0x7f3a1c836000, .limit = 0x7f3a1c9ab000,
+//        .file_offset = 0x26000, .load_bias = 0x7f3a1c810000});
+//   Frame stack[] = {{.address = pc, .module = *libc},
+//                    {.address = ra, .return_address = true, .module = *exe}};
+//   absl::Status s = profile.AddSample({.pid = 42, .tid = 43, .comm = "demo"},
+//                                      stack, /*kernel_frames=*/{},
+//                                      {.count = 1, .weight = 10'000'000});
+//
+// Addresses (Frame::address, Module::start/limit) are in the profiled
+// process's address space. A frame whose address is a return address
+// (every caller frame, except the one right after a signal frame, whose PC
+// is exact) is recorded at address - 1, inside the call instruction: that is
+// the convention of pprof's own converters (google/perf_data_converter
+// subtracts 1 from every callchain entry after the first; pprof's legacy
+// parsers "adjust by -1 to land somewhere on the actual call") and of perf
+// itself (tools/perf/util/unwind-libunwind-local.c and unwind-libdw.c
+// decrement the IP of every non-activation frame, after dwfl_frame_pc()).
+// profile.proto's Location.address therefore holds that lookup address, and
+// pprof symbolizes it as it is, so a caller gets the line of its call.
+//
+// Frames must lie in their module: start <= lookup address < limit.
+// Errors: InvalidArgument for a malformed module or frame, OutOfRange when a
+// value sum would overflow int64, ResourceExhausted past a ProfileLimits
+// bound; a failed AddSample adds no sample.
+#ifndef UNWINDD_SERVICE_CLI_PROFILE_PROFILE_H_
+#define UNWINDD_SERVICE_CLI_PROFILE_PROFILE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace unwindd::profile {
+
+inline constexpr int kNoModule = -1;
+
+// What perf and pprof call the kernel image's mapping; kernel frames without
+// a module of their own are put in one mapping with this name.
+inline constexpr char kKernelModulePath[] = "[kernel.kallsyms]";
+
+// One mapping of a file (or a pseudo-file: "[vdso]") in the process. For
+// pprof to symbolize it, (start, file_offset) must be what the loader did:
+// the byte at `start` is the byte at `file_offset` in the file, as in
+// /proc/PID/maps and perf's MMAP2 records. A run of adjacent mappings of one
+// file may be given as one, with the file offset of its first byte.
+struct Module {
+  std::string path;
+  // Hex digits of the ELF NT_GNU_BUILD_ID note (pprof's Mapping.build_id),
+  // "" when unknown. Upper case is accepted and written in lower case.
+  std::string build_id;
+  uint64_t start = 0;  // first address
+  uint64_t limit = 0;  // one past the last address
+  uint64_t file_offset = 0;
+  // address - load_bias is the address in the ELF file's own address space
+  // (what addr2line takes; `unwind`'s rel_pc). Used by the folded output.
+  std::optional<uint64_t> load_bias;
+  // Whether the file was there to unwind with. pprof gets the module either
+  // way (it looks files up itself, also by build-id); a missing one is
+  // named in a profile comment.
+  bool file_found = true;
+
+  bool operator==(const Module&) const = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const Module& m) {
+    return H::combine(std::move(h), m.path, m.build_id, m.start, m.limit,
+                      m.file_offset, m.load_bias, m.file_found);
+  }
+};
+
+struct Frame {
+  uint64_t address = 0;
+  // `address` was read as a return address (a caller frame): the frame is
+  // recorded at address - 1 (see the file comment).
+  bool return_address = false;
+  int module = kNoModule;  // an index AddModule returned, or kNoModule
+
+  uint64_t LookupAddress() const {
+    return return_address ? address - 1 : address;
+  }
+};
+
+// The labels of a sample (pprof Sample.label: "pid" and "tid" numeric,
+// "comm" a string). Unset fields are left out.
+struct ThreadLabels {
+  std::optional<int64_t> pid;
+  std::optional<int64_t> tid;
+  std::string comm;
+
+  bool operator==(const ThreadLabels&) const = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const ThreadLabels& t) {
+    return H::combine(std::move(h), t.pid, t.tid, t.comm);
+  }
+};
+
+// A sample's values, summed when stacks merge: the number of samples, and
+// their weight in the profile's weight unit (e.g. cpu-clock nanoseconds, or
+// the event period). Neither may be negative.
+struct SampleValues {
+  int64_t count = 1;
+  int64_t weight = 0;
+};
+
+// pprof's ValueType: what a value measures and in which unit.
+struct ValueType {
+  std::string type;
+  std::string unit;
+};
+
+struct ProfileLimits {
+  size_t max_modules = size_t{1} << 16;
+  size_t max_locations = size_t{1} << 22;
+  size_t max_stacks = size_t{1} << 20;
+  size_t max_label_sets = size_t{1} << 16;
+  size_t max_depth = 4096;  // user + kernel frames of one sample
+};
+
+class Profile {
+ public:
+  // A distinct (address, module) pair. `kernel` says it came from the
+  // kernel part of a callchain.
+  struct Location {
+    uint64_t address = 0;  // the lookup address
+    int module = kNoModule;
+    bool kernel = false;
+
+    bool operator==(const Location&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const Location& l) {
+      return H::combine(std::move(h), l.address, l.module, l.kernel);
+    }
+  };
+
+  // A distinct (labels, stack) pair and the sum of its samples' values.
+  struct Stack {
+    uint32_t label_set = 0;           // index into label_sets()
+    std::vector<uint32_t> locations;  // indices into locations(), leaf first
+
+    bool operator==(const Stack&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const Stack& s) {
+      return H::combine(std::move(h), s.label_set, s.locations);
+    }
+  };
+  struct StackSample {
+    const Stack* stack;
+    SampleValues values;
+  };
+
+  // `weight` names the second value (the first is always samples/count).
+  explicit Profile(ValueType weight = {"cpu", "nanoseconds"},
+                   ProfileLimits limits = {});
+  Profile(const Profile&) = delete;
+  Profile& operator=(const Profile&) = delete;
+  Profile(Profile&&) = default;  // node_hash_map keeps its nodes in place
+  Profile& operator=(Profile&&) = default;
+
+  // Returns the index frames refer to this module by. Equal descriptions
+  // share one index.
+  absl::StatusOr<int> AddModule(const Module& module);
+
+  // One sample. `user_frames` leaf first (frame 0 is where the thread was).
+  // `kernel_frames` (leaf first; perf's PERF_SAMPLE_CALLCHAIN kernel part)
+  // are newer than the user frames, so they go before them. A kernel frame
+  // with kNoModule is put in a "[kernel.kallsyms]" module spanning every
+  // such address.
+  absl::Status AddSample(const ThreadLabels& thread,
+                         absl::Span<const Frame> user_frames,
+                         absl::Span<const Frame> kernel_frames,
+                         const SampleValues& values);
+
+  const ValueType& weight_type() const { return weight_type_; }
+  const std::vector<Module>& modules() const { return modules_; }
+  const std::vector<Location>& locations() const { return locations_; }
+  const std::vector<ThreadLabels>& label_sets() const { return label_sets_; }
+  // In the order they were first seen.
+  const std::vector<StackSample>& samples() const { return samples_; }
+  // Sums over every sample added.
+  const SampleValues& totals() const { return totals_; }
+
+ private:
+  absl::Status CheckFrame(const Frame& frame, bool kernel) const;
+  void KernelModule(uint64_t lo, uint64_t hi);
+
+  ValueType weight_type_;
+  ProfileLimits limits_;
+  std::vector<Module> modules_;
+  std::vector<Location> locations_;
+  std::vector<ThreadLabels> label_sets_;
+  std::vector<StackSample> samples_;
+  SampleValues totals_{0, 0};
+  int kernel_module_ = kNoModule;  // the implicit "[kernel.kallsyms]"
+
+  absl::flat_hash_map<Module, int> module_index_;
+  absl::flat_hash_map<Location, uint32_t> location_index_;
+  absl::flat_hash_map<ThreadLabels, uint32_t> label_set_index_;
+  absl::node_hash_map<Stack, uint32_t> stack_index_;  // -> samples_ index
+};
+
+}  // namespace unwindd::profile
+
+#endif  // UNWINDD_SERVICE_CLI_PROFILE_PROFILE_H_
