@@ -5,7 +5,7 @@
 //
 //   absl::StatusOr<std::string> gz = WritePprof(profile, {.period = 1000000});
 //   // write *gz to profile.pb.gz, then:
-//   //   go tool pprof -top profile.pb.gz      hottest addresses/functions
+//   //   go tool pprof -top profile.pb.gz      hottest functions
 //   //   go tool pprof -traces profile.pb.gz   every stack, leaf first
 //   //   go tool pprof -raw profile.pb.gz      samples, locations, mappings
 //   //   go tool pprof -http=:8080 profile.pb.gz   flame graph in a browser
@@ -14,7 +14,9 @@
 // - sample_type: [samples/count, <weight type>/<unit>] (e.g. cpu/nanoseconds);
 //   period_type is the weight type, default_sample_type the weight's type.
 // - one Sample per distinct (labels, stack): location ids leaf first,
-//   values [count, weight], labels "pid" and "tid" (numeric) and "comm".
+//   values [count, weight], labels "pid" and "tid" (numeric) and "comm"
+//   (the names google/perf_data_converter uses). pprof's decoder drops a
+//   numeric label whose value is 0, so pid/tid 0 (the idle task) show none.
 // - one Location per distinct (address, module), at the lookup address
 //   (a return address minus 1, profile.h), with its mapping id; frames
 //   without a module have mapping_id 0 (unset).
@@ -26,10 +28,17 @@
 // - no Function and no Line; string_table[0] = "".
 // - a comment per module whose file was not found.
 //
-// Viewing it (symbols come from the binaries at the recorded paths, so view
+// Viewing it: symbols come from the binaries at the recorded paths, so view
 // it on the machine the profile was taken on, or point PPROF_BINARY_PATH at
-// copies; -symbolize=none keeps raw addresses):
-//   go tool pprof -top -symbolize=none profile.pb.gz
+// copies (google/pprof also finds them there by build-id); -symbolize=none
+// keeps raw addresses, and -addresses shows one line per address rather
+// than per binary:
+//   go tool pprof -top -addresses -symbolize=none profile.pb.gz
+// `go tool pprof` (Go's cmd/pprof) symbolizes non-Go binaries with its own
+// DWARF reader: function names only where the DIE has DW_AT_name (C, not
+// most C++), no inline frames, nothing without DWARF (e.g. a distribution's
+// stripped libc). The standalone pprof (github.com/google/pprof, `pprof`)
+// uses addr2line/llvm-symbolizer and nm and does all of these.
 #ifndef UNWINDD_SERVICE_CLI_PROFILE_PPROF_H_
 #define UNWINDD_SERVICE_CLI_PROFILE_PPROF_H_
 

@@ -56,11 +56,15 @@ inline constexpr int kNoModule = -1;
 // a module of their own are put in one mapping with this name.
 inline constexpr char kKernelModulePath[] = "[kernel.kallsyms]";
 
-// One mapping of a file (or a pseudo-file: "[vdso]") in the process. For
-// pprof to symbolize it, (start, file_offset) must be what the loader did:
-// the byte at `start` is the byte at `file_offset` in the file, as in
-// /proc/PID/maps and perf's MMAP2 records. A run of adjacent mappings of one
-// file may be given as one, with the file offset of its first byte.
+// One mapping of a file (or a pseudo-file: "[vdso]") in the process: the
+// byte at `start` is the byte at `file_offset` in the file. For pprof to
+// symbolize it, give the file's executable mapping exactly as the kernel
+// made it (/proc/PID/maps, perf's MMAP2: the PF_X PT_LOAD from its page,
+// at that page's file offset), not the module's whole range from its first
+// segment: google/pprof (binutils) works from (start, file_offset) and the
+// program headers, but `go tool pprof`'s own symbolizer ignores file_offset
+// and takes start - (the PF_X segment's p_vaddr) as the load bias
+// (pprof_go_tool_test.cc checks both outputs on real binaries).
 struct Module {
   std::string path;
   // Hex digits of the ELF NT_GNU_BUILD_ID note (pprof's Mapping.build_id),
