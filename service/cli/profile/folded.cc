@@ -59,8 +59,8 @@ std::vector<std::string> LocationNames(const Profile& profile) {
         names.push_back(
             absl::StrFormat("%s+0x%x", base, loc.address - *m.load_bias));
       } else {
-        names.push_back(absl::StrFormat(
-            "%s@0x%x", base, loc.address - m.start + m.file_offset));
+        names.push_back(absl::StrFormat("%s@0x%x", base,
+                                        loc.address - m.start + m.file_offset));
       }
     }
   }

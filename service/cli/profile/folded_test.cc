@@ -38,9 +38,9 @@ TEST_F(FoldedTest, OutermostFirstWithModuleOffsets) {
                   .ok());
   EXPECT_EQ(WriteFolded(profile_),
             "demo;0x4241;demo+0x1100;demo+0x1234;libc.so.6@0x29010 3\n");
-  EXPECT_EQ(WriteFolded(profile_, {.root = FoldedRoot::kNone,
-                                   .use_weight = true}),
-            "0x4241;demo+0x1100;demo+0x1234;libc.so.6@0x29010 30\n");
+  EXPECT_EQ(
+      WriteFolded(profile_, {.root = FoldedRoot::kNone, .use_weight = true}),
+      "0x4241;demo+0x1100;demo+0x1234;libc.so.6@0x29010 30\n");
 }
 
 TEST_F(FoldedTest, KernelFramesAreAboveTheUserLeaf) {

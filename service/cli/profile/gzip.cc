@@ -20,8 +20,9 @@ constexpr size_t kOutChunk = 64 * 1024;
 constexpr int kGzipWindowBits = 15 + 16;
 
 absl::Status ZlibError(const char* what, int code, const z_stream& zs) {
-  return absl::InternalError(absl::StrFormat(
-      "zlib %s: %d (%s)", what, code, zs.msg != nullptr ? zs.msg : "no message"));
+  return absl::InternalError(
+      absl::StrFormat("zlib %s: %d (%s)", what, code,
+                      zs.msg != nullptr ? zs.msg : "no message"));
 }
 
 }  // namespace
@@ -69,8 +70,8 @@ absl::StatusOr<std::string> GzipDecompress(absl::string_view data,
     if (zs.avail_in == 0) {
       if (pos == data.size()) {
         inflateEnd(&zs);
-        return absl::DataLossError(absl::StrFormat(
-            "gzip data truncated after %u bytes", data.size()));
+        return absl::DataLossError(
+            absl::StrFormat("gzip data truncated after %u bytes", data.size()));
       }
       const size_t in = std::min(data.size() - pos, kMaxChunk);
       zs.next_in =

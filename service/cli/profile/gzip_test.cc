@@ -49,10 +49,9 @@ TEST(GzipTest, RefusesOutputPastTheLimit) {
 TEST(GzipTest, TruncatedOrCorruptIsDataLoss) {
   absl::StatusOr<std::string> gz = GzipCompress(Noise(5000));
   ASSERT_TRUE(gz.ok());
-  EXPECT_EQ(GzipDecompress(gz->substr(0, gz->size() - 4), 1 << 20)
-                .status()
-                .code(),
-            absl::StatusCode::kDataLoss);
+  EXPECT_EQ(
+      GzipDecompress(gz->substr(0, gz->size() - 4), 1 << 20).status().code(),
+      absl::StatusCode::kDataLoss);
   EXPECT_EQ(GzipDecompress("", 1 << 20).status().code(),
             absl::StatusCode::kDataLoss);
   std::string bad = *gz;

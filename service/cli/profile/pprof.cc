@@ -80,7 +80,8 @@ std::string EncodePprof(const Profile& profile, const PprofOptions& options) {
     msg.Clear();
     location_ids.clear();
     // Location ids are 1 + the index in locations().
-    for (uint32_t l : s.stack->locations) location_ids.push_back(uint64_t{l} + 1);
+    for (uint32_t l : s.stack->locations)
+      location_ids.push_back(uint64_t{l} + 1);
     msg.PackedVarints(f::kSampleLocationId, location_ids);
     const int64_t values[] = {s.values.count, s.values.weight};
     msg.PackedInt64s(f::kSampleValue, values);

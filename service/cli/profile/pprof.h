@@ -54,20 +54,20 @@ namespace unwindd::profile {
 // Field numbers of perftools.profiles messages (profile.proto).
 namespace pprof_field {
 // message Profile
-inline constexpr uint32_t kSampleType = 1;         // repeated ValueType
-inline constexpr uint32_t kSample = 2;             // repeated Sample
-inline constexpr uint32_t kMapping = 3;            // repeated Mapping
-inline constexpr uint32_t kLocation = 4;           // repeated Location
-inline constexpr uint32_t kFunction = 5;           // repeated Function
-inline constexpr uint32_t kStringTable = 6;        // repeated string
-inline constexpr uint32_t kDropFrames = 7;         // int64 (string index)
-inline constexpr uint32_t kKeepFrames = 8;         // int64 (string index)
-inline constexpr uint32_t kTimeNanos = 9;          // int64
-inline constexpr uint32_t kDurationNanos = 10;     // int64
-inline constexpr uint32_t kPeriodType = 11;        // ValueType
-inline constexpr uint32_t kPeriod = 12;            // int64
-inline constexpr uint32_t kComment = 13;           // repeated int64 (indices)
-inline constexpr uint32_t kDefaultSampleType = 14; // int64 (string index)
+inline constexpr uint32_t kSampleType = 1;          // repeated ValueType
+inline constexpr uint32_t kSample = 2;              // repeated Sample
+inline constexpr uint32_t kMapping = 3;             // repeated Mapping
+inline constexpr uint32_t kLocation = 4;            // repeated Location
+inline constexpr uint32_t kFunction = 5;            // repeated Function
+inline constexpr uint32_t kStringTable = 6;         // repeated string
+inline constexpr uint32_t kDropFrames = 7;          // int64 (string index)
+inline constexpr uint32_t kKeepFrames = 8;          // int64 (string index)
+inline constexpr uint32_t kTimeNanos = 9;           // int64
+inline constexpr uint32_t kDurationNanos = 10;      // int64
+inline constexpr uint32_t kPeriodType = 11;         // ValueType
+inline constexpr uint32_t kPeriod = 12;             // int64
+inline constexpr uint32_t kComment = 13;            // repeated int64 (indices)
+inline constexpr uint32_t kDefaultSampleType = 14;  // int64 (string index)
 // message ValueType
 inline constexpr uint32_t kValueTypeType = 1;  // int64 (string index)
 inline constexpr uint32_t kValueTypeUnit = 2;  // int64 (string index)
@@ -81,16 +81,16 @@ inline constexpr uint32_t kLabelStr = 2;      // int64 (string index)
 inline constexpr uint32_t kLabelNum = 3;      // int64
 inline constexpr uint32_t kLabelNumUnit = 4;  // int64 (string index)
 // message Mapping
-inline constexpr uint32_t kMappingId = 1;               // uint64
-inline constexpr uint32_t kMappingMemoryStart = 2;      // uint64
-inline constexpr uint32_t kMappingMemoryLimit = 3;      // uint64
-inline constexpr uint32_t kMappingFileOffset = 4;       // uint64
-inline constexpr uint32_t kMappingFilename = 5;         // int64 (string index)
-inline constexpr uint32_t kMappingBuildId = 6;          // int64 (string index)
-inline constexpr uint32_t kMappingHasFunctions = 7;     // bool
-inline constexpr uint32_t kMappingHasFilenames = 8;     // bool
-inline constexpr uint32_t kMappingHasLineNumbers = 9;   // bool
-inline constexpr uint32_t kMappingHasInlineFrames = 10; // bool
+inline constexpr uint32_t kMappingId = 1;                // uint64
+inline constexpr uint32_t kMappingMemoryStart = 2;       // uint64
+inline constexpr uint32_t kMappingMemoryLimit = 3;       // uint64
+inline constexpr uint32_t kMappingFileOffset = 4;        // uint64
+inline constexpr uint32_t kMappingFilename = 5;          // int64 (string index)
+inline constexpr uint32_t kMappingBuildId = 6;           // int64 (string index)
+inline constexpr uint32_t kMappingHasFunctions = 7;      // bool
+inline constexpr uint32_t kMappingHasFilenames = 8;      // bool
+inline constexpr uint32_t kMappingHasLineNumbers = 9;    // bool
+inline constexpr uint32_t kMappingHasInlineFrames = 10;  // bool
 // message Location
 inline constexpr uint32_t kLocationId = 1;         // uint64
 inline constexpr uint32_t kLocationMappingId = 2;  // uint64

@@ -7,23 +7,25 @@
 // - `go tool pprof -raw -symbolize=none` must print exactly those samples
 //   (values, labels, leaf-first addresses, each in its mapping), and those
 //   mappings (start/limit/offset, file, build-id, no symbol flags);
-// - `go tool pprof -raw -symbolize=local:demangle=none` must name, for each
-//   fixture address, the function it was taken from: pprof opens the file
-//   at the mapping's path and maps the address into the ELF's own address
-//   space, which lands in the right function only if the mapping says
-//   where the file was loaded. (Go's cmd/pprof symbolizes with its own
-//   objTool, not binutils: DWARF names only, no inline frames, no build-id
+// - `go tool pprof -raw -symbolize=local:demangle=none` must report, for
+//   each fixture address (a function's entry), the source line libdw finds
+//   there, and for C functions their name: pprof opens the file at the
+//   mapping's path and maps the address into the ELF's own address space,
+//   which lands on that line only if the mapping says where the file was
+//   loaded. (Go's cmd/pprof symbolizes with its own objTool, not binutils:
+//   DWARF only, names only from DW_AT_name, no inline frames, no build-id
 //   check, and it ignores file_offset; the build-ids are checked as text.)
-// The expected values come from the ELF files (libelf), not from Profile.
+// The expected values come from the ELF files (libelf, libdw), not from
+// Profile.
 //
 // Skips when `go` is not installed. `go tool pprof` gets a temporary HOME,
 // PPROF_TMPDIR, PPROF_BINARY_PATH, GOCACHE and GOPATH, GOTOOLCHAIN=local
 // and GOFLAGS= so that it neither downloads anything nor writes outside
 // the test's directory.
 #include <elfutils/libdw.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -280,17 +282,16 @@ absl::StatusOr<std::string> GoToolPprof(const std::string& go,
       harness::RunTool(argv, absl::Seconds(120));
   if (!out.ok()) return out.status();
   if (out->exit_code != 0) {
-    return absl::InternalError(absl::StrCat("go tool pprof exited with ",
-                                            out->exit_code, ": ",
-                                            out->stderr_text));
+    return absl::InternalError(absl::StrCat(
+        "go tool pprof exited with ", out->exit_code, ": ", out->stderr_text));
   }
   return out->stdout_text;
 }
 
 // `-raw` output: profile.Profile.String() in pprof's profile/profile.go.
 struct RawProfile {
-  std::vector<std::string> header;   // lines before "Samples:"
-  std::string sample_types;          // the line after "Samples:"
+  std::vector<std::string> header;  // lines before "Samples:"
+  std::string sample_types;         // the line after "Samples:"
   struct Sample {
     std::vector<int64_t> values;
     std::vector<uint64_t> locations;
@@ -325,12 +326,27 @@ uint64_t ParseU64(absl::string_view s, int base = 10) {
 
 RawProfile ParseRaw(const std::string& text) {
   RawProfile raw;
-  enum { kHeader, kSampleTypes, kSamples, kLocations, kMappings } part = kHeader;
+  enum {
+    kHeader,
+    kSampleTypes,
+    kSamples,
+    kLocations,
+    kMappings
+  } part = kHeader;
   uint64_t last_location = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    if (line == "Samples:") { part = kSampleTypes; continue; }
-    if (line == "Locations") { part = kLocations; continue; }
-    if (line == "Mappings") { part = kMappings; continue; }
+    if (line == "Samples:") {
+      part = kSampleTypes;
+      continue;
+    }
+    if (line == "Locations") {
+      part = kLocations;
+      continue;
+    }
+    if (line == "Mappings") {
+      part = kMappings;
+      continue;
+    }
     switch (part) {
       case kHeader:
         raw.header.emplace_back(line);
@@ -357,7 +373,8 @@ RawProfile ParseRaw(const std::string& text) {
           }
           raw.samples.push_back(std::move(s));
         } else if (!raw.samples.empty()) {
-          raw.samples.back().labels.emplace_back(absl::StripAsciiWhitespace(line));
+          raw.samples.back().labels.emplace_back(
+              absl::StripAsciiWhitespace(line));
         }
         break;
       }
@@ -377,8 +394,8 @@ RawProfile ParseRaw(const std::string& text) {
           if (absl::StartsWith(rest, "M=")) {
             const size_t space = rest.find(' ');
             loc.mapping = ParseU64(rest.substr(2, space - 2));
-            rest = space == absl::string_view::npos ? ""
-                                                    : rest.substr(space + 1);
+            rest =
+                space == absl::string_view::npos ? "" : rest.substr(space + 1);
           }
         } else {
           rest = absl::StripPrefix(rest, "             ");
@@ -458,14 +475,15 @@ TEST_F(PprofGoToolTest, PrintsOurStacksAndSymbolizesThem) {
                     .limit = 0x7f0000010000,
                     .file_offset = 0x3000,
                     .file_found = false};
-  const Module vdso{.path = "[vdso]", .start = 0x7ffff7fc1000,
-                    .limit = 0x7ffff7fc3000};
+  const Module vdso{
+      .path = "[vdso]", .start = 0x7ffff7fc1000, .limit = 0x7ffff7fc3000};
 
   Profile profile;
-  const int pie_m = *profile.AddModule(pie->module);
-  const int exec_m = *profile.AddModule(exec->module);
-  const int gone_m = *profile.AddModule(gone);
-  const int vdso_m = *profile.AddModule(vdso);
+  const int pie_m = profile.AddModule(pie->module).value_or(-1);
+  const int exec_m = profile.AddModule(exec->module).value_or(-1);
+  const int gone_m = profile.AddModule(gone).value_or(-1);
+  const int vdso_m = profile.AddModule(vdso).value_or(-1);
+  ASSERT_TRUE(pie_m >= 0 && exec_m >= 0 && gone_m >= 0 && vdso_m >= 0);
   const std::vector<Function>& pf = pie->picks;
   const std::vector<Function>& ef = exec->picks;
   auto at = [](const Mapped& m, const Function& f, bool ret, int module) {
@@ -474,17 +492,19 @@ TEST_F(PprofGoToolTest, PrintsOurStacksAndSymbolizesThem) {
     return Frame{m.Address(f) + (ret ? 1 : 0), ret, module};
   };
   // Leaf first.
-  const Frame s1[] = {at(*pie, pf[2], false, pie_m), at(*pie, pf[1], true, pie_m),
+  const Frame s1[] = {at(*pie, pf[2], false, pie_m),
+                      at(*pie, pf[1], true, pie_m),
                       at(*pie, pf[0], true, pie_m)};
   const Frame s2[] = {at(*exec, ef[1], false, exec_m),
                       at(*exec, ef[2], true, exec_m),
                       at(*exec, ef[0], true, exec_m)};
-  const Frame s2_kernel[] = {{.address = 0xffffffff81001234},
-                             {.address = 0xffffffff81005679, .return_address = true}};
-  const Frame s3[] = {{.address = 0x7f0000001234, .module = gone_m},
-                      {.address = 0x7ffff7fc1801, .return_address = true,
-                       .module = vdso_m},
-                      at(*pie, pf[0], true, pie_m)};
+  const Frame s2_kernel[] = {
+      {.address = 0xffffffff81001234},
+      {.address = 0xffffffff81005679, .return_address = true}};
+  const Frame s3[] = {
+      {.address = 0x7f0000001234, .module = gone_m},
+      {.address = 0x7ffff7fc1801, .return_address = true, .module = vdso_m},
+      at(*pie, pf[0], true, pie_m)};
   const Frame s4[] = {{.address = 0x1000}};
   const ThreadLabels demo1{.pid = 4242, .tid = 4242, .comm = "demo"};
   const ThreadLabels demo2{.pid = 4242, .tid = 4243, .comm = "demo"};
@@ -496,11 +516,15 @@ TEST_F(PprofGoToolTest, PrintsOurStacksAndSymbolizesThem) {
   ASSERT_TRUE(profile.AddSample(demo2, s3, {}, {2, 2000000}).ok());
   ASSERT_TRUE(profile.AddSample({.pid = 5}, s4, {}, {1, 5}).ok());
 
-  absl::StatusOr<std::string> gz = WritePprof(
-      profile, {.duration_nanos = 3000000000, .period = 1000000});
+  absl::StatusOr<std::string> gz =
+      WritePprof(profile, {.duration_nanos = 3000000000, .period = 1000000});
   ASSERT_TRUE(gz.ok()) << gz.status();
   const std::string file = tmp_ + "/profile.pb.gz";
-  std::ofstream(file, std::ios::binary) << *gz;
+  {
+    std::ofstream out(file, std::ios::binary);
+    out << *gz;
+    ASSERT_TRUE(out.good()) << "cannot write " << file;
+  }
 
   // The expected output, from the ELF facts and the frames above.
   const std::string pie_map =
@@ -532,11 +556,11 @@ TEST_F(PprofGoToolTest, PrintsOurStacksAndSymbolizesThem) {
                   frame(exec->Address(ef[2]), exec_map),
                   frame(exec->Address(ef[0]), exec_map)},
                  {"comm:[threads_c]", "pid:[77] tid:[78]"}),
-      SampleText({2, 2000000},
-                 {frame(0x7f0000001234, gone_map),
-                  frame(0x7ffff7fc1800, vdso_map),
-                  frame(pie->Address(pf[0]), pie_map)},
-                 {"comm:[demo]", "pid:[4242] tid:[4243]"}),
+      SampleText(
+          {2, 2000000},
+          {frame(0x7f0000001234, gone_map), frame(0x7ffff7fc1800, vdso_map),
+           frame(pie->Address(pf[0]), pie_map)},
+          {"comm:[demo]", "pid:[4242] tid:[4243]"}),
       SampleText({1, 5}, {"0x1000 (no mapping)"}, {"pid:[5]"}),
   };
 
@@ -571,10 +595,9 @@ TEST_F(PprofGoToolTest, PrintsOurStacksAndSymbolizesThem) {
     std::vector<std::string> frames;
     for (uint64_t id : s.locations) {
       const RawProfile::Location& loc = raw.locations.at(id);
-      frames.push_back(loc.mapping == 0 ? absl::StrFormat("0x%x (no mapping)",
-                                                          loc.address)
-                                        : frame(loc.address,
-                                                mapping_text(loc.mapping)));
+      frames.push_back(loc.mapping == 0
+                           ? absl::StrFormat("0x%x (no mapping)", loc.address)
+                           : frame(loc.address, mapping_text(loc.mapping)));
       EXPECT_TRUE(loc.lines.empty()) << "symbolized despite =none";
     }
     got_samples.push_back(SampleText(s.values, frames, s.labels));
@@ -598,8 +621,8 @@ TEST_F(PprofGoToolTest, PrintsOurStacksAndSymbolizesThem) {
     for (const Function& f : m->picks) {
       absl::StatusOr<std::string> src = SourceLine(m->path, f.vaddr);
       ASSERT_TRUE(src.ok()) << src.status();
-      want_lines[m->Address(f)] = absl::StrCat(
-          absl::StartsWith(f.name, "_Z") ? "" : f.name, " ", *src);
+      want_lines[m->Address(f)] =
+          absl::StrCat(absl::StartsWith(f.name, "_Z") ? "" : f.name, " ", *src);
     }
   }
   std::map<uint64_t, std::string> got_lines;

@@ -27,9 +27,9 @@ namespace f = pprof_field;
 // One field of a message as it is on the wire.
 struct WireField {
   uint32_t number = 0;
-  int type = 0;           // 0 varint, 2 length-delimited (the only two used)
-  uint64_t varint = 0;    // type 0
-  std::string bytes;      // type 2
+  int type = 0;         // 0 varint, 2 length-delimited (the only two used)
+  uint64_t varint = 0;  // type 0
+  std::string bytes;    // type 2
 };
 
 absl::Span<const uint8_t> AsBytes(const std::string& s) {
@@ -190,10 +190,9 @@ Decoded Decode(const std::string& message) {
           } else if (sf.number == f::kSampleLabel) {
             auto l = ByNumber(sf.bytes);
             s.labels[str(l[f::kLabelKey].varint)] =
-                l.count(f::kLabelStr)
-                    ? str(l[f::kLabelStr].varint)
-                    : std::to_string(
-                          static_cast<int64_t>(l[f::kLabelNum].varint));
+                l.count(f::kLabelStr) ? str(l[f::kLabelStr].varint)
+                                      : std::to_string(static_cast<int64_t>(
+                                            l[f::kLabelNum].varint));
           }
         }
         d.samples.push_back(std::move(s));
@@ -213,36 +212,36 @@ TEST(PprofTest, TinyProfileByteForByte) {
   const int m = *p.AddModule(
       {.path = "/a", .build_id = "AB", .start = 0x1000, .limit = 0x2000});
   const Frame frame[] = {{.address = 0x1234, .module = m}};
-  ASSERT_TRUE(
-      p.AddSample({.pid = 5, .comm = "x"}, frame, {}, {.count = 1, .weight = 10})
-          .ok());
+  ASSERT_TRUE(p.AddSample({.pid = 5, .comm = "x"}, frame, {},
+                          {.count = 1, .weight = 10})
+                  .ok());
   // Strings: 0 "", 1 samples, 2 count, 3 cpu, 4 nanoseconds, 5 pid,
   // 6 comm, 7 x, 8 /a, 9 ab.
   const std::string want =
-      "0a04" "0801" "1002"           // sample_type {type 1, unit 2}
-      "0a04" "0803" "1004"           // sample_type {type 3, unit 4}
-      "1213"                         // sample, 19 bytes:
-      "0a0101"                       //   location_id [1]
-      "1202010a"                     //   value [1, 10]
-      "1a04" "0805" "1805"           //   label {key 5 (pid), num 5}
-      "1a04" "0806" "1007"           //   label {key 6 (comm), str 7 (x)}
-      "1a0c"                         // mapping, 12 bytes:
-      "0801" "108020" "188040"       //   id 1, start 0x1000, limit 0x2000
-      "2808" "3009"                  //   filename 8, build_id 9
-      "2207"                         // location, 7 bytes:
-      "0801" "1001" "18b424"         //   id 1, mapping 1, address 0x1234
-      "3200"                         // string_table ""
-      "3207" "73616d706c6573"        //   samples
-      "3205" "636f756e74"            //   count
-      "3203" "637075"                //   cpu
-      "320b" "6e616e6f7365636f6e6473"  // nanoseconds
-      "3203" "706964"                //   pid
-      "3204" "636f6d6d"              //   comm
-      "3201" "78"                    //   x
-      "3202" "2f61"                  //   /a
-      "3202" "6162"                  //   ab (the build-id, as text)
-      "5a04" "0803" "1004"           // period_type {cpu, nanoseconds}
-      "7003";                        // default_sample_type 3 (cpu)
+      "0a0408011002"                // sample_type {type 1, unit 2}
+      "0a0408031004"                // sample_type {type 3, unit 4}
+      "1213"                        // sample, 19 bytes:
+      "0a0101"                      //   location_id [1]
+      "1202010a"                    //   value [1, 10]
+      "1a0408051805"                //   label {key 5 (pid), num 5}
+      "1a0408061007"                //   label {key 6 (comm), str 7 (x)}
+      "1a0c"                        // mapping, 12 bytes:
+      "0801108020188040"            //   id 1, start 0x1000, limit 0x2000
+      "28083009"                    //   filename 8, build_id 9
+      "2207"                        // location, 7 bytes:
+      "0801100118b424"              //   id 1, mapping 1, address 0x1234
+      "3200"                        // string_table: ""
+      "320773616d706c6573"          //   samples
+      "3205636f756e74"              //   count
+      "3203637075"                  //   cpu
+      "320b6e616e6f7365636f6e6473"  //   nanoseconds
+      "3203706964"                  //   pid
+      "3204636f6d6d"                //   comm
+      "320178"                      //   x
+      "32022f61"                    //   /a
+      "32026162"                    //   ab (the build-id, as text)
+      "5a0408031004"                // period_type {cpu, nanoseconds}
+      "7003";                       // default_sample_type 3 (cpu)
   EXPECT_EQ(Hex(EncodePprof(p)), want);
 }
 
@@ -253,8 +252,8 @@ TEST(PprofTest, RoundTrip) {
                                 .start = 0x555555555000,
                                 .limit = 0x555555556000,
                                 .file_offset = 0x1000});
-  const int vdso = *p.AddModule(
-      {.path = "[vdso]", .start = 0x7fff000, .limit = 0x7fff2000});
+  const int vdso =
+      *p.AddModule({.path = "[vdso]", .start = 0x7fff000, .limit = 0x7fff2000});
   const int gone = *p.AddModule({.path = "/lib/gone.so",
                                  .build_id = "ff",
                                  .start = 0x7f0000000000,
@@ -269,8 +268,9 @@ TEST(PprofTest, RoundTrip) {
   const Frame s2[] = {
       {.address = 0x7f0000000010, .module = gone},
       {.address = 0x555555555235, .return_address = true, .module = exe}};
-  const Frame kernel[] = {{.address = 0xffffffff81000010},
-                          {.address = 0xffffffff81000100, .return_address = true}};
+  const Frame kernel[] = {
+      {.address = 0xffffffff81000010},
+      {.address = 0xffffffff81000100, .return_address = true}};
   ASSERT_TRUE(p.AddSample({.pid = 10, .tid = 11, .comm = "demo"}, s1, {},
                           {.count = 2, .weight = 2000000})
                   .ok());
@@ -302,24 +302,24 @@ TEST(PprofTest, RoundTrip) {
             d.strings.size());
   // Top-level fields in field-number order, as protobuf writes them.
   EXPECT_TRUE(std::is_sorted(d.field_order.begin(), d.field_order.end()));
-  EXPECT_EQ(d.sample_types,
-            (std::vector<std::string>{"samples/count", "cpu-clock/nanoseconds"}));
+  EXPECT_EQ(d.sample_types, (std::vector<std::string>{
+                                "samples/count", "cpu-clock/nanoseconds"}));
   EXPECT_EQ(d.period_type, "cpu-clock/nanoseconds");
   EXPECT_EQ(d.default_sample_type, "cpu-clock");
   EXPECT_EQ(d.period, 1000000);
   EXPECT_EQ(d.time_nanos, 1700000000123456789);
   EXPECT_EQ(d.duration_nanos, 5000000000);
-  EXPECT_EQ(d.comments,
-            (std::vector<std::string>{"unwind perf perf.data",
-                                      "file not found: /lib/gone.so build-id ff"}));
+  EXPECT_EQ(d.comments, (std::vector<std::string>{
+                            "unwind perf perf.data",
+                            "file not found: /lib/gone.so build-id ff"}));
 
   ASSERT_EQ(d.samples.size(), 2u);
-  EXPECT_EQ(d.samples[0],
-            (DecodedSample{{{0x7fff0100, "[vdso]"},
-                            {0x555555555234, "/bin/demo"},
-                            {0x98, ""}},
-                           {3, 3000000},
-                           {{"pid", "10"}, {"tid", "11"}, {"comm", "demo"}}}));
+  EXPECT_EQ(
+      d.samples[0],
+      (DecodedSample{
+          {{0x7fff0100, "[vdso]"}, {0x555555555234, "/bin/demo"}, {0x98, ""}},
+          {3, 3000000},
+          {{"pid", "10"}, {"tid", "11"}, {"comm", "demo"}}}));
   EXPECT_EQ(d.samples[1],
             (DecodedSample{{{0xffffffff81000010, "[kernel.kallsyms]"},
                             {0xffffffff810000ff, "[kernel.kallsyms]"},
@@ -351,9 +351,8 @@ TEST(PprofTest, RoundTrip) {
 TEST(PprofTest, EmptyProfile) {
   Profile p;
   const Decoded d = Decode(EncodePprof(p));
-  EXPECT_EQ(d.strings,
-            (std::vector<std::string>{"", "samples", "count", "cpu",
-                                      "nanoseconds"}));
+  EXPECT_EQ(d.strings, (std::vector<std::string>{"", "samples", "count", "cpu",
+                                                 "nanoseconds"}));
   EXPECT_TRUE(d.samples.empty());
   EXPECT_TRUE(d.mappings.empty());
   EXPECT_EQ(d.default_sample_type, "cpu");

@@ -28,9 +28,9 @@ Profile::Profile(ValueType weight, ProfileLimits limits)
 
 absl::StatusOr<int> Profile::AddModule(const Module& module) {
   if (module.start >= module.limit) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "module %s: empty address range [0x%x, 0x%x)", module.path,
-        module.start, module.limit));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("module %s: empty address range [0x%x, 0x%x)",
+                        module.path, module.start, module.limit));
   }
   if (module.build_id.size() % 2 != 0 || !IsHex(module.build_id)) {
     return absl::InvalidArgumentError(
@@ -58,7 +58,8 @@ absl::Status Profile::CheckFrame(const Frame& frame, bool kernel) const {
     return absl::InvalidArgumentError("a return address of 0");
   }
   if (frame.module == kNoModule) return absl::OkStatus();
-  if (frame.module < 0 || static_cast<size_t>(frame.module) >= modules_.size() ||
+  if (frame.module < 0 ||
+      static_cast<size_t>(frame.module) >= modules_.size() ||
       frame.module == kernel_module_) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "frame 0x%x refers to module %d, which AddModule did not return",
@@ -142,7 +143,8 @@ absl::Status Profile::AddSample(const ThreadLabels& thread,
   Stack key;
   key.locations.reserve(depth);
   bool known = !(implicit_kernel && kernel_module_ == kNoModule);
-  if (auto it = label_set_index_.find(thread); known && it != label_set_index_.end()) {
+  if (auto it = label_set_index_.find(thread);
+      known && it != label_set_index_.end()) {
     key.label_set = it->second;
   } else {
     known = false;

@@ -103,8 +103,9 @@ TEST(ProfileTest, IdenticalStacksMerge) {
             (std::vector<Location>{{0x7f0000012345, libc, false},
                                    {0x1234, exe, false},
                                    {0x10ff, exe, false}}));
-  EXPECT_EQ(StackLocations(p, 2), (std::vector<Location>{{0x1234, exe, false},
-                                                         {0x10ff, exe, false}}));
+  EXPECT_EQ(
+      StackLocations(p, 2),
+      (std::vector<Location>{{0x1234, exe, false}, {0x10ff, exe, false}}));
 }
 
 TEST(ProfileTest, ReturnAddressAndExactPcShareALocation) {
@@ -113,7 +114,8 @@ TEST(ProfileTest, ReturnAddressAndExactPcShareALocation) {
   // A frame after a signal frame has an exact PC: 0x1234 as it is, the same
   // instruction as a return address 0x1235 minus 1.
   const Frame a[] = {{.address = 0x1234, .module = exe}};
-  const Frame b[] = {{.address = 0x1235, .return_address = true, .module = exe}};
+  const Frame b[] = {
+      {.address = 0x1235, .return_address = true, .module = exe}};
   ASSERT_TRUE(p.AddSample({}, a, {}, {}).ok());
   ASSERT_TRUE(p.AddSample({}, b, {}, {}).ok());
   EXPECT_EQ(p.locations().size(), 1u);
@@ -161,7 +163,7 @@ TEST(ProfileTest, MalformedFramesAreRejectedAndChangeNothing) {
       {{.address = 0xfff, .module = exe}},   // below start
       // A return address at start looks up start - 1: outside.
       {{.address = 0x1000, .return_address = true, .module = exe}},
-      {{.address = 0x1500, .module = 7}},    // no such module
+      {{.address = 0x1500, .module = 7}},  // no such module
       {{.address = 0x1500, .module = -2}},
       {{.address = 0, .return_address = true}},
   };
@@ -210,8 +212,8 @@ TEST(ProfileTest, LimitsAreResourceExhausted) {
   EXPECT_EQ(p.AddModule(Libc()).status().code(),
             absl::StatusCode::kResourceExhausted);
 
-  const Frame deep[] = {{.address = 1}, {.address = 2}, {.address = 3},
-                        {.address = 4}};
+  const Frame deep[] = {
+      {.address = 1}, {.address = 2}, {.address = 3}, {.address = 4}};
   EXPECT_EQ(p.AddSample({}, deep, {}, {}).code(),
             absl::StatusCode::kResourceExhausted);
   const Frame a[] = {{.address = 1}, {.address = 2}};

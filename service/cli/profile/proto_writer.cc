@@ -11,9 +11,8 @@ void AppendVarint(uint64_t v, std::string* out) {
 }
 
 void ProtoWriter::Tag(uint32_t field, WireType type) {
-  AppendVarint((static_cast<uint64_t>(field) << 3) |
-                   static_cast<uint64_t>(type),
-               &buf_);
+  AppendVarint(
+      (static_cast<uint64_t>(field) << 3) | static_cast<uint64_t>(type), &buf_);
 }
 
 void ProtoWriter::Varint(uint32_t field, uint64_t v) {
