@@ -20,6 +20,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "arch/arch.h"
+#include "arch/frame_address.h"
 #include "arch/frame_pointer.h"
 #include "arch/pac_mask.h"
 #include "arch/register_set.h"
@@ -66,9 +67,8 @@ struct ArchOps {
   // ---- Frame pointers ----
   FramePointerRule frame_pointer;
   // Whether the function whose code starts at code[0] keeps a frame record
-  // at `pc_offset` (see arch/prologue.h).
-  bool (*keeps_frame_pointer)(absl::Span<const uint8_t> code,
-                              uint64_t pc_offset, bool exact_pc);
+  // at `at`, relative to that start (see arch/prologue.h).
+  bool (*keeps_frame_pointer)(absl::Span<const uint8_t> code, FrameAddress at);
 
   // ---- Pointer authentication ----
   // Return addresses may carry a PAC: CFA opcode 0x2d is

@@ -10,8 +10,12 @@
 namespace unwindd::arch {
 namespace {
 
+// `pc`: the offset looked up; `exact`: an instruction pointer there, else a
+// return address just past it.
 bool Keeps(Arch a, const std::vector<uint8_t>& code, uint64_t pc, bool exact) {
-  return KeepsFramePointer(a, code, pc, exact);
+  return KeepsFramePointer(a, code,
+                           exact ? FrameAddress::InstructionPointer(pc)
+                                 : FrameAddress::ReturnAddress(pc + 1));
 }
 
 TEST(PrologueTest, X86_64EntryPrologue) {

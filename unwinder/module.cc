@@ -306,25 +306,24 @@ absl::StatusOr<uint64_t> Module::LoadBias(uint64_t map_start,
       "%s: no PT_LOAD segment maps file offset 0x%x", name_, map_offset));
 }
 
-absl::StatusOr<ModuleRow> Module::FindRow(uint64_t pc,
-                                          const SourcePolicy& policy,
-                                          bool exact_pc) {
-  absl::StatusOr<std::shared_ptr<const ModuleRow>> row =
-      FindSharedRow(pc, policy, exact_pc);
+absl::StatusOr<ModuleRow> Module::FindRow(arch::FrameAddress at,
+                                          const SourcePolicy& policy) {
+  absl::StatusOr<std::shared_ptr<const ModuleRow>> row = FindSharedRow(at, policy);
   if (!row.ok()) return row.status();
   return **row;
 }
 
 absl::StatusOr<std::shared_ptr<const ModuleRow>> Module::FindSharedRow(
-    uint64_t pc, const SourcePolicy& policy, bool exact_pc) {
+    arch::FrameAddress at, const SourcePolicy& policy) {
   std::shared_ptr<RowBudget> spent;
   std::shared_ptr<const ModuleRow> shared;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const std::tuple<uint64_t, uint16_t, bool> key{pc, policy.Code(), exact_pc};
+    const std::tuple<uint64_t, uint16_t, bool> key{at.LookupAddress(), policy.Code(),
+                                                   at.is_return_address()};
     auto it = rows_.find(key);
     if (it != rows_.end()) return it->second;
-    absl::StatusOr<ModuleRow> row = FindRowUncached(pc, policy, exact_pc);
+    absl::StatusOr<ModuleRow> row = FindRowUncached(at, policy);
     if (!row.ok()) return row.status();
     shared = std::make_shared<const ModuleRow>(*std::move(row));
     if (rows_.size() >= kMaxCachedRows) ClearRowsLocked();
@@ -391,7 +390,7 @@ absl::StatusOr<ModuleRow> Module::FindRowInEhFrame(uint64_t pc) {
   if (!fde.ok()) return fde.status();
   absl::StatusOr<Row> row = ComputeRow(fde->cie, *fde, pc, arch_);
   if (!row.ok()) return row.status();
-  return ModuleRow{*row, Method::kEhFrame};
+  return ModuleRow{*row, Source::kEhFrame, Method::kEhFrame};
 }
 
 absl::StatusOr<ModuleRow> Module::FindRowInDebugFrame(uint64_t pc) {
@@ -399,17 +398,17 @@ absl::StatusOr<ModuleRow> Module::FindRowInDebugFrame(uint64_t pc) {
   if (!fde.ok()) return fde.status();
   absl::StatusOr<Row> row = ComputeRow(fde->cie, *fde, pc, arch_);
   if (!row.ok()) return row.status();
-  return ModuleRow{*row, Method::kDebugFrame};
+  return ModuleRow{*row, Source::kDebugFrame, Method::kDebugFrame};
 }
 
 absl::StatusOr<ModuleRow> Module::FindRowInSframe(uint64_t pc) {
   if (sframe_ == nullptr) return sframe_status_;
   absl::StatusOr<Row> row = sframe_->FindRow(pc);
-  if (row.ok()) return ModuleRow{*row, Method::kSframe};
+  if (row.ok()) return ModuleRow{*row, Source::kSframe, Method::kSframe};
   // SFrame §2.1.3 (v1, v2): SFRAME_F_FRAME_POINTER says every function keeps
   // a frame pointer, so what the FDEs leave out is unwound through it.
   if (absl::IsNotFound(row.status()) && sframe_->header().frame_pointer()) {
-    return ModuleRow{fp::FramePointerRow(arch_), Method::kFramePointer};
+    return ModuleRow{fp::FramePointerRow(arch_), Source::kSframe, Method::kFramePointer};
   }
   return row.status();
 }
@@ -435,9 +434,10 @@ std::optional<std::pair<uint64_t, uint64_t>> Module::FunctionBounds(
 // one at pc; in a module with no unwind information at all (hand-written
 // assembly, stripped tables) there is nothing to check against, and nothing
 // else to use.
-absl::StatusOr<ModuleRow> Module::FindFramePointerRow(uint64_t pc,
-                                                      bool exact_pc) {
-  const ModuleRow fp_row{fp::FramePointerRow(arch_), Method::kFramePointer};
+absl::StatusOr<ModuleRow> Module::FindFramePointerRow(arch::FrameAddress at) {
+  const ModuleRow fp_row{fp::FramePointerRow(arch_), Source::kFramePointer,
+                         Method::kFramePointer};
+  const uint64_t pc = at.LookupAddress();
   if (!eh_frame_ && !debug_frame_ && !sframe_) return fp_row;
   std::optional<std::pair<uint64_t, uint64_t>> bounds = FunctionBounds(pc);
   if (!bounds.has_value()) {
@@ -447,7 +447,7 @@ absl::StatusOr<ModuleRow> Module::FindFramePointerRow(uint64_t pc,
   absl::Span<const uint8_t> code = BytesAtVaddr(bounds->first);
   code = code.subspan(0, std::min<uint64_t>(code.size(),
                                             bounds->second - bounds->first));
-  if (!arch::KeepsFramePointer(arch_, code, pc - bounds->first, exact_pc)) {
+  if (!arch::KeepsFramePointer(arch_, code, at.Rebased(bounds->first))) {
     return absl::NotFoundError(absl::StrFormat(
         "%s: the function at 0x%x keeps no frame pointer at 0x%x", name_,
         bounds->first, pc));
@@ -455,9 +455,9 @@ absl::StatusOr<ModuleRow> Module::FindFramePointerRow(uint64_t pc,
   return fp_row;
 }
 
-absl::StatusOr<ModuleRow> Module::FindRowFrom(Source source, uint64_t pc,
-                                              bool exact_pc) {
+absl::StatusOr<ModuleRow> Module::FindRowFrom(Source source, arch::FrameAddress at) {
   const absl::Status none = absl::NotFoundError("");
+  const uint64_t pc = at.LookupAddress();
   switch (source) {
     case Source::kEhFrame:
       return eh_frame_ ? FindRowInEhFrame(pc) : none;
@@ -467,19 +467,18 @@ absl::StatusOr<ModuleRow> Module::FindRowFrom(Source source, uint64_t pc,
       return sframe_ || !absl::IsNotFound(sframe_status_) ? FindRowInSframe(pc)
                                                            : none;
     case Source::kFramePointer:
-      return FindFramePointerRow(pc, exact_pc);
+      return FindFramePointerRow(at);
   }
   return none;
 }
 
-absl::StatusOr<ModuleRow> Module::FindRowUncached(uint64_t pc,
-                                                  const SourcePolicy& policy,
-                                                  bool exact_pc) {
+absl::StatusOr<ModuleRow> Module::FindRowUncached(arch::FrameAddress at,
+                                                  const SourcePolicy& policy) {
   absl::Status first_error = absl::NotFoundError(
       absl::StrFormat("%s: no unwind information for 0x%x (sources %s)", name_,
-                      pc, policy.ToString()));
+                      at.LookupAddress(), policy.ToString()));
   for (Source source : policy.sources()) {
-    absl::StatusOr<ModuleRow> r = FindRowFrom(source, pc, exact_pc);
+    absl::StatusOr<ModuleRow> r = FindRowFrom(source, at);
     if (r.ok()) return r;
     if (!absl::IsNotFound(r.status()) && absl::IsNotFound(first_error)) {
       first_error = r.status();

@@ -4,7 +4,7 @@
 //
 //   absl::StatusOr<std::shared_ptr<Module>> m = Module::OpenFile(path);
 //   uint64_t bias = *(*m)->LoadBias(mapping.start, mapping.offset);
-//   absl::StatusOr<ModuleRow> row = (*m)->FindRow(target_pc - bias);
+//   absl::StatusOr<ModuleRow> row = (*m)->FindRow(frame.Rebased(bias));
 //
 // Addresses given to and returned by a Module are in the *file's* address
 // space (p_vaddr / sh_addr); the load bias converts target addresses.
@@ -27,6 +27,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "arch/arch.h"
+#include "arch/frame_address.h"
 #include "unwinder/cfi/cfi_section.h"
 #include "unwinder/cfi/eh_frame_hdr.h"
 #include "unwinder/cfi/row.h"
@@ -39,9 +40,13 @@ typedef struct Elf Elf;
 
 namespace unwindd::unwinder {
 
-// A row and the source that produced it.
+// A row, the source of the policy that produced it, and the method frames
+// unwound with it report. They differ for SFrame's SFRAME_F_FRAME_POINTER:
+// source kSframe, method kFramePointer. When such a row turns out unusable
+// for a frame, the sources after `source` are the ones left to try.
 struct ModuleRow {
   Row row;
+  Source source = Source::kEhFrame;
   Method method = Method::kEhFrame;
 };
 
@@ -72,26 +77,24 @@ class Module {
   absl::StatusOr<uint64_t> LoadBias(uint64_t map_start,
                                     uint64_t map_offset) const;
 
-  // The unwind row for file address `pc` from the first source of `policy`
-  // that covers it (source_policy.h): .eh_frame (through .eh_frame_hdr, else
-  // a built index), .debug_frame, .sframe (and, when its header has
-  // SFRAME_F_FRAME_POINTER, the frame-pointer chain for PCs it does not
-  // cover), or the frame-pointer chain where the function's prologue shows it
-  // keeps one (arch/prologue.h; in a module without any unwind info, always).
-  // `exact_pc`: pc is where the thread is (frame 0, after a signal frame)
-  // rather than a return address minus one. Cached per (pc, policy,
-  // exact_pc). NotFound when no source covers pc; otherwise the first
-  // source's error (DataLoss / Unimplemented for bad unwind info).
-  absl::StatusOr<ModuleRow> FindRow(uint64_t pc, const SourcePolicy& policy,
-                                    bool exact_pc);
-  // The default policy, for a return address.
-  absl::StatusOr<ModuleRow> FindRow(uint64_t pc) {
-    return FindRow(pc, SourcePolicy(), false);
+  // The unwind row for the frame at `at` (file addresses) from the first
+  // source of `policy` that covers it (source_policy.h): .eh_frame (through
+  // .eh_frame_hdr, else a built index), .debug_frame, .sframe (and, when its
+  // header has SFRAME_F_FRAME_POINTER, the frame-pointer chain for PCs it
+  // does not cover), or the frame-pointer chain where the function's
+  // prologue shows it keeps one (arch/prologue.h; in a module without any
+  // unwind info, always). Cached per (at, policy). NotFound when no source
+  // covers it; otherwise the first source's error (DataLoss / Unimplemented
+  // for bad unwind info).
+  absl::StatusOr<ModuleRow> FindRow(arch::FrameAddress at,
+                                    const SourcePolicy& policy);
+  absl::StatusOr<ModuleRow> FindRow(arch::FrameAddress at) {
+    return FindRow(at, SourcePolicy());
   }
   // The same row without copying it: the step loop's hot path. The row stays
   // valid for as long as the caller holds it, even if the cache drops it.
   absl::StatusOr<std::shared_ptr<const ModuleRow>> FindSharedRow(
-      uint64_t pc, const SourcePolicy& policy, bool exact_pc);
+      arch::FrameAddress at, const SourcePolicy& policy);
 
   // The file's bytes at file address `vaddr` up to the end of the PT_LOAD
   // segment's file data; empty if no segment maps it. Code read from here
@@ -135,16 +138,14 @@ class Module {
   absl::Status LoadSections();
   absl::Span<const uint8_t> BytesAtVaddr(uint64_t vaddr) const;
   void LoadSframe(absl::Span<const uint8_t> bytes, uint64_t vaddr);
-  absl::StatusOr<ModuleRow> FindRowUncached(uint64_t pc,
-                                            const SourcePolicy& policy,
-                                            bool exact_pc);
-  absl::StatusOr<ModuleRow> FindRowFrom(Source source, uint64_t pc,
-                                        bool exact_pc);
+  absl::StatusOr<ModuleRow> FindRowUncached(arch::FrameAddress at,
+                                            const SourcePolicy& policy);
+  absl::StatusOr<ModuleRow> FindRowFrom(Source source, arch::FrameAddress at);
   absl::StatusOr<Fde> FindEhFrameFde(uint64_t pc);
   absl::StatusOr<ModuleRow> FindRowInEhFrame(uint64_t pc);
   absl::StatusOr<ModuleRow> FindRowInDebugFrame(uint64_t pc);
   absl::StatusOr<ModuleRow> FindRowInSframe(uint64_t pc);
-  absl::StatusOr<ModuleRow> FindFramePointerRow(uint64_t pc, bool exact_pc);
+  absl::StatusOr<ModuleRow> FindFramePointerRow(arch::FrameAddress at);
   void ClearRowsLocked();
 
   std::string name_;
@@ -168,7 +169,7 @@ class Module {
   // an absl::Mutex: Debian's Abseil keeps deadlock-detection bookkeeping on
   // every absl::Mutex lock, which cost more than the cached lookup itself.
   std::mutex mu_;
-  // Keyed by (pc, SourcePolicy::Code(), exact_pc).
+  // Keyed by (lookup address, SourcePolicy::Code(), is a return address).
   absl::flat_hash_map<std::tuple<uint64_t, uint16_t, bool>,
                       std::shared_ptr<const ModuleRow>>
       rows_;

@@ -26,6 +26,11 @@
 namespace unwindd::unwinder {
 namespace {
 
+// Frames at these PCs are where the thread is (looked up as they are).
+constexpr arch::FrameAddress Ip(uint64_t pc) {
+  return arch::FrameAddress::InstructionPointer(pc);
+}
+
 extern "C" __attribute__((noinline)) int ModuleTestFunction(int x) {
   asm volatile("" ::: "memory");
   return x * 3 + 1;
@@ -90,7 +95,7 @@ TEST(ModuleTest, RowAtFunctionEntry) {
   absl::StatusOr<std::shared_ptr<Module>> m = Module::OpenFile(SelfExe());
   ASSERT_TRUE(m.ok());
   uint64_t file_pc = reinterpret_cast<uintptr_t>(&ModuleTestFunction) - MainProgramBias();
-  absl::StatusOr<ModuleRow> r = (*m)->FindRow(file_pc);
+  absl::StatusOr<ModuleRow> r = (*m)->FindRow(Ip(file_pc));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->method, Method::kEhFrame);
   // x86_64 psABI: at a function's first instruction CFA = rsp + 8 and the
@@ -103,7 +108,7 @@ TEST(ModuleTest, RowAtFunctionEntry) {
   EXPECT_LE(r->row.pc_lo, file_pc);
   EXPECT_GT(r->row.pc_hi, file_pc);
   // Cached: the same answer again.
-  absl::StatusOr<ModuleRow> again = (*m)->FindRow(file_pc);
+  absl::StatusOr<ModuleRow> again = (*m)->FindRow(Ip(file_pc));
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->row.cfa, r->row.cfa);
 }
@@ -146,7 +151,7 @@ TEST(ModuleTest, OpensX32Modules) {
   for (absl::string_view fn : {"x32_leaf", "x32_caller"}) {
     std::optional<uint64_t> entry = SymbolValue(path, fn);
     ASSERT_TRUE(entry.has_value()) << fn;
-    absl::StatusOr<ModuleRow> r = (*m)->FindRow(*entry, SourcePolicy(), true);
+    absl::StatusOr<ModuleRow> r = (*m)->FindRow(Ip(*entry), SourcePolicy());
     ASSERT_TRUE(r.ok()) << fn << ": " << r.status();
     EXPECT_EQ(r->method, Method::kEhFrame);
     EXPECT_EQ(r->row.pc_lo, *entry) << fn;  // the FDE's 4-byte pc_begin
@@ -160,7 +165,7 @@ TEST(ModuleTest, OpensX32Modules) {
 TEST(ModuleTest, NoRowOutsideCode) {
   absl::StatusOr<std::shared_ptr<Module>> m = Module::OpenFile(SelfExe());
   ASSERT_TRUE(m.ok());
-  EXPECT_TRUE(absl::IsNotFound((*m)->FindRow(0x10).status()));
+  EXPECT_TRUE(absl::IsNotFound((*m)->FindRow(Ip(0x10)).status()));
 }
 
 TEST(ModuleTest, Errors) {
@@ -186,7 +191,7 @@ TEST(ModuleTest, TruncatedImagesNeverCrash) {
   for (size_t cut = 64; cut < whole.size(); cut += whole.size() / 97) {
     std::vector<uint8_t> part(whole.begin(), whole.begin() + cut);
     absl::StatusOr<std::shared_ptr<Module>> m = Module::FromImage(part, "cut");
-    if (m.ok()) (void)(*m)->FindRow(file_pc);
+    if (m.ok()) (void)(*m)->FindRow(Ip(file_pc));
   }
 }
 
@@ -264,16 +269,16 @@ TEST(ModuleCacheTest, RowCachesShareOneBudget) {
   const std::optional<std::pair<uint64_t, uint64_t>> fn = (*libc)->FunctionBounds(0x30000);
   ASSERT_TRUE(fn.has_value());
   // Three rows of ours fill the budget.
-  for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE((*self)->FindRow(pc + i).ok());
+  for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE((*self)->FindRow(Ip(pc + i)).ok());
   EXPECT_EQ(cache.stats().row_bytes, 3 * entry);
   EXPECT_EQ((*self)->row_cache_bytes(), 3 * entry);
   // libc's first row does not fit: served uncached, and everyone drops theirs.
-  ASSERT_TRUE((*libc)->FindRow(fn->first).ok());
+  ASSERT_TRUE((*libc)->FindRow(Ip(fn->first)).ok());
   EXPECT_EQ(cache.stats().row_bytes, 0u);
   EXPECT_EQ((*self)->row_cache_bytes(), 0u);
   // So libc's next rows are cached.
-  ASSERT_TRUE((*libc)->FindRow(fn->first).ok());
-  ASSERT_TRUE((*libc)->FindRow(fn->first + 1).ok());
+  ASSERT_TRUE((*libc)->FindRow(Ip(fn->first)).ok());
+  ASSERT_TRUE((*libc)->FindRow(Ip(fn->first + 1)).ok());
   EXPECT_EQ((*libc)->row_cache_bytes(), 2 * entry);
   EXPECT_EQ(cache.stats().row_bytes, 2 * entry);
   // A module that goes away gives its bytes back.
@@ -281,7 +286,7 @@ TEST(ModuleCacheTest, RowCachesShareOneBudget) {
   {
     absl::StatusOr<std::shared_ptr<Module>> unkept = small.GetFile(SelfExe());
     ASSERT_TRUE(unkept.ok());
-    ASSERT_TRUE((*unkept)->FindRow(pc).ok());
+    ASSERT_TRUE((*unkept)->FindRow(Ip(pc)).ok());
     EXPECT_EQ(small.stats().row_bytes, entry);
   }
   EXPECT_EQ(small.stats().row_bytes, 0u);
@@ -326,8 +331,8 @@ TEST(ModuleCacheTest, ARowCacheBudgetOfZeroCachesNothing) {
   absl::StatusOr<std::shared_ptr<Module>> self = cache.GetFile(SelfExe());
   ASSERT_TRUE(self.ok());
   const uint64_t pc = reinterpret_cast<uintptr_t>(&ModuleTestFunction) - MainProgramBias();
-  absl::StatusOr<ModuleRow> a = (*self)->FindRow(pc);
-  absl::StatusOr<ModuleRow> b = (*self)->FindRow(pc);
+  absl::StatusOr<ModuleRow> a = (*self)->FindRow(Ip(pc));
+  absl::StatusOr<ModuleRow> b = (*self)->FindRow(Ip(pc));
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a->row.cfa, b->row.cfa);
   EXPECT_EQ(cache.stats().row_bytes, 0u);

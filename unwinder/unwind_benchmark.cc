@@ -166,7 +166,7 @@ void BM_ColdModule(benchmark::State& state, std::string path) {
       state.SkipWithError(std::string(m.status().message()).c_str());
       return;
     }
-    absl::StatusOr<ModuleRow> row = (*m)->FindRow(pc);
+    absl::StatusOr<ModuleRow> row = (*m)->FindRow(arch::FrameAddress::InstructionPointer(pc));
     found = row.ok();
     eh_frame_size = (*m)->eh_frame_size();
     benchmark::DoNotOptimize(row);

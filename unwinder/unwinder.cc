@@ -24,7 +24,7 @@ struct Step {
   bool ok = false;
   arch::RegisterSet caller;
   Method method = Method::kEhFrame;
-  bool signal_frame = false;  // the caller's pc is exact (no -1 lookup)
+  bool signal_frame = false;  // the caller's pc is an instruction pointer
   StopReason stop = StopReason::kEndOfStack;
   std::string detail;
 };
@@ -83,7 +83,7 @@ class ModuleCodeMemory final : public memory::Memory {
 // What a step needs besides the frame itself.
 struct StepContext {
   const SourcePolicy& policy;
-  bool exact_pc;  // pc is where the thread is, not a return address
+  arch::FrameAddress at;  // the frame's address (target address space)
   const std::vector<proc::Mapping>& mappings;
   // Where a step whose row is compact is remembered (step_cache.h).
   StepCache& cache;
@@ -122,7 +122,7 @@ Step FramePointerStep(memory::Memory& memory, const arch::RegisterSet& regs,
                    memory, regs, 0);
 }
 
-Step StepOnce(MappedModule* mm, uint64_t lookup_pc, memory::Memory& memory,
+Step StepOnce(MappedModule* mm, memory::Memory& memory,
               const arch::RegisterSet& regs, const StepContext& ctx) {
   if (mm != nullptr && mm->module != nullptr) {
     ModuleCodeMemory code(*mm);
@@ -138,15 +138,16 @@ Step StepOnce(MappedModule* mm, uint64_t lookup_pc, memory::Memory& memory,
     }
     if (mm == nullptr) {
       return Stop(StopReason::kNoUnwindInfo,
-                  absl::StrFormat("no module maps 0x%x", lookup_pc));
+                  absl::StrFormat("no module maps 0x%x", ctx.at.LookupAddress()));
     }
     return Stop(StopReason::kNoUnwindInfo, mm->open_status.ToString());
   }
+  const arch::FrameAddress file_at = ctx.at.Rebased(mm->load_bias);
   SourcePolicy policy = ctx.policy;
   Step s = Stop(StopReason::kNoUnwindInfo, "");
   for (int attempt = 0; attempt < SourcePolicy::kMaxSources; ++attempt) {
     absl::StatusOr<std::shared_ptr<const ModuleRow>> row =
-        mm->module->FindSharedRow(lookup_pc - mm->load_bias, policy, ctx.exact_pc);
+        mm->module->FindSharedRow(file_at, policy);
     if (!row.ok()) {
       return attempt == 0 ? Stop(StopForError(row.status()), row.status().ToString())
                           : s;
@@ -157,8 +158,7 @@ Step StepOnce(MappedModule* mm, uint64_t lookup_pc, memory::Memory& memory,
       // answers.
       if (attempt == 0) {
         if (std::optional<CompactRow> c = CompactRow::From((*row)->row, regs.info())) {
-          ctx.cache.Put(lookup_pc, ctx.exact_pc, ctx.policy_code, ctx.module_index,
-                        (*row)->method, *c);
+          ctx.cache.Put(ctx.at, ctx.policy_code, ctx.module_index, (*row)->method, *c);
         }
       }
       return ApplyStep((*row)->row, (*row)->method, memory, regs, mm->load_bias);
@@ -167,9 +167,7 @@ Step StepOnce(MappedModule* mm, uint64_t lookup_pc, memory::Memory& memory,
     if (s.ok || s.stop == StopReason::kEndOfStack) return s;
     // The chain is broken at this frame: the sources after the one that
     // offered it (fp itself, or sframe for SFRAME_F_FRAME_POINTER) may know.
-    policy = policy.After(policy.Contains(Source::kFramePointer)
-                              ? Source::kFramePointer
-                              : Source::kSframe);
+    policy = policy.After((*row)->source);
     if (policy.sources().empty()) return s;
   }
   return s;
@@ -226,22 +224,24 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
   const uint64_t code_address_mask = space.code_address_mask();
   const std::atomic<bool>* const cancel = options.cancel;
   arch::RegisterSet regs = initial;
-  // Frame 0's PC is exact: it is where the thread is, not a return address.
-  bool exact_pc = true;
+  // Frame 0 is where the thread is, not a return address.
+  bool instruction_pointer = true;
   Method method = Method::kInitial;
   while (true) {
     // Every step leaves a valid PC (or stops); SP may be unknown.
     const uint64_t pc = regs.Get(pc_reg);
     const uint64_t sp = regs.Get(sp_reg);
-    const uint64_t lookup_pc = exact_pc || pc == 0 ? pc : pc - 1;
-    const StepCache::Entry* hit = cache.Find(lookup_pc, exact_pc, policy_code);
+    const arch::FrameAddress at = instruction_pointer
+                                      ? arch::FrameAddress::InstructionPointer(pc)
+                                      : arch::FrameAddress::ReturnAddress(pc);
+    const StepCache::Entry* hit = cache.Find(at, policy_code);
     MappedModule* mm;
     int module_index;
     if (hit != nullptr) {
       module_index = hit->module;
       mm = &space.module(module_index);
     } else {
-      mm = space.Find(lookup_pc);
+      mm = space.Find(at.LookupAddress());
       module_index = space.IndexOf(mm);
     }
     out.frames.push_back(Frame{pc, sp, method, module_index,
@@ -268,9 +268,9 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
       out.stop = StopReason::kEndOfStack;
       return out;
     } else {
-      Step step = StepOnce(mm, lookup_pc, stack, regs,
-                           StepContext{options.sources, exact_pc, space.mappings(),
-                                       cache, policy_code, module_index});
+      Step step = StepOnce(mm, stack, regs,
+                           StepContext{options.sources, at, space.mappings(), cache,
+                                       policy_code, module_index});
       if (!step.ok) {
         out.stop = step.stop;
         out.stop_detail = std::move(step.detail);
@@ -310,7 +310,8 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
           absl::StrFormat("caller sp 0x%x after sp 0x%x", caller_sp, sp);
       return out;
     }
-    exact_pc = signal_frame;
+    // After a signal frame the caller's pc is the interrupted one.
+    instruction_pointer = signal_frame;
   }
 }
 

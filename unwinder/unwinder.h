@@ -6,9 +6,8 @@
 //
 // Frame PCs are target addresses. Frame 0's pc is the thread's PC; a caller
 // frame's pc is the return address as read, except after a signal frame,
-// where it is the interrupted PC. The lookup address for unwind info is
-// pc - 1 for return addresses (it may point past the last instruction of a
-// call to a noreturn function) and pc itself otherwise.
+// where it is the interrupted PC. Which address unwind info is looked up
+// with (a return address minus one) is arch::FrameAddress's to say.
 #ifndef UNWINDD_UNWINDER_UNWINDER_H_
 #define UNWINDD_UNWINDER_UNWINDER_H_
 

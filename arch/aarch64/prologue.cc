@@ -52,10 +52,15 @@ bool AArch64InEpilogue(absl::Span<const uint8_t> code, uint64_t pc_offset) {
 
 }  // namespace
 
-bool KeepsFramePointer(absl::Span<const uint8_t> code, uint64_t pc_offset,
-                       bool exact_pc) {
+bool KeepsFramePointer(absl::Span<const uint8_t> code, FrameAddress at) {
+  const uint64_t pc_offset = at.LookupAddress();
   std::optional<uint64_t> end = AArch64PrologueEnd(code, pc_offset);
-  if (exact_pc && end.has_value() && AArch64InEpilogue(code, pc_offset)) return false;
+  // Where the thread is, the epilogue may already have restored the
+  // caller's frame record; a return address is inside a call, never there.
+  if (at.is_instruction_pointer() && end.has_value() &&
+      AArch64InEpilogue(code, pc_offset)) {
+    return false;
+  }
   return end.has_value() && pc_offset >= *end;
 }
 

@@ -18,9 +18,8 @@ constexpr absl::string_view kNames[] = {"eax", "ecx", "edx", "ebx", "esp",
 // rest untracked).
 constexpr int kPerfRegs[] = {0, 3, 1, 2, 6, 7, 5, 4, 8};
 
-bool KeepsFramePointer32(absl::Span<const uint8_t> code, uint64_t pc_offset,
-                         bool exact_pc) {
-  return KeepsFramePointer(code, pc_offset, exact_pc, /*is64=*/false);
+bool KeepsFramePointer32(absl::Span<const uint8_t> code, FrameAddress at) {
+  return KeepsFramePointer(code, at, /*is64=*/false);
 }
 
 }  // namespace

@@ -55,10 +55,15 @@ bool X86InEpilogue(absl::Span<const uint8_t> code, uint64_t pc_offset) {
 
 }  // namespace
 
-bool KeepsFramePointer(absl::Span<const uint8_t> code, uint64_t pc_offset,
-                       bool exact_pc, bool is64) {
+bool KeepsFramePointer(absl::Span<const uint8_t> code, FrameAddress at, bool is64) {
+  const uint64_t pc_offset = at.LookupAddress();
   std::optional<uint64_t> end = X86PrologueEnd(code, pc_offset, is64);
-  if (exact_pc && end.has_value() && X86InEpilogue(code, pc_offset)) return false;
+  // Where the thread is, the epilogue may already have restored the
+  // caller's frame pointer; a return address is inside a call, never there.
+  if (at.is_instruction_pointer() && end.has_value() &&
+      X86InEpilogue(code, pc_offset)) {
+    return false;
+  }
   return end.has_value() && pc_offset >= *end;
 }
 

@@ -29,9 +29,8 @@ absl::StatusOr<RegisterSet> Restore(memory::Memory& memory, const RegisterSet& r
   return RestoreFromSigframe(memory, regs.sp());
 }
 
-bool KeepsFramePointer(absl::Span<const uint8_t> code, uint64_t pc_offset,
-                       bool exact_pc) {
-  return x86::KeepsFramePointer(code, pc_offset, exact_pc, /*is64=*/true);
+bool KeepsFramePointer(absl::Span<const uint8_t> code, FrameAddress at) {
+  return x86::KeepsFramePointer(code, at, /*is64=*/true);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "arch/frame_address.h"
 #include "testdata/harness/tools.h"
 #include "unwinder/sframe/expr_arena.h"
 
@@ -162,9 +163,10 @@ std::string Basename(absl::string_view path) {
   return std::string(path.substr(path.rfind('/') + 1));
 }
 
-// Calls `check(tid, i, callee_lookup_rel_pc)` for every frame i >= 1 whose
-// callee (frame i - 1) is in `fixture`; the lookup address is the return
-// address minus one, except for frame 0 and a frame a signal interrupted.
+// Calls `check(tid, i, frame, callee, callee_at)` for every frame i >= 1
+// whose callee (frame i - 1) is in `fixture`; `callee_at` is the callee's
+// address in the file: an instruction pointer for frame 0 and a frame a
+// signal interrupted, else a return address.
 template <typename F>
 void ForFramesFromFixture(const harness::UnwindOutput& out,
                           absl::string_view fixture, MethodCheck& result,
@@ -179,8 +181,10 @@ void ForFramesFromFixture(const harness::UnwindOutput& out,
             absl::StrFormat("tid %d frame %d: no rel_pc", tid, i - 1));
         continue;
       }
-      const bool exact = i == 1 || callee.method == "signal";
-      check(tid, i, thread.frames[i], callee, exact ? rel : rel - 1, exact);
+      const bool ip = i == 1 || callee.method == "signal";
+      check(tid, i, thread.frames[i], callee,
+            ip ? arch::FrameAddress::InstructionPointer(rel)
+               : arch::FrameAddress::ReturnAddress(rel));
     }
   }
 }
@@ -205,7 +209,8 @@ MethodCheck CheckSframeMethods(const harness::UnwindOutput& out,
   ForFramesFromFixture(
       out, fixture, r,
       [&](int64_t tid, size_t i, const harness::UnwindFrame& frame,
-          const harness::UnwindFrame& callee, uint64_t lookup, bool) {
+          const harness::UnwindFrame& callee, arch::FrameAddress at) {
+        const uint64_t lookup = at.LookupAddress();
         for (const GoldenFunction& f : golden.functions) {
           if (lookup >= f.pc && lookup - f.pc < f.size &&
               frame.method != "sframe") {
@@ -232,9 +237,8 @@ MethodCheck CheckFramePointerMethods(const harness::UnwindOutput& out,
   ForFramesFromFixture(
       out, fixture, r,
       [&](int64_t tid, size_t i, const harness::UnwindFrame& frame,
-          const harness::UnwindFrame& callee, uint64_t lookup, bool exact) {
-        absl::StatusOr<unwinder::ModuleRow> cfi =
-            module.FindRow(lookup, eh_only, exact);
+          const harness::UnwindFrame& callee, arch::FrameAddress at) {
+        absl::StatusOr<unwinder::ModuleRow> cfi = module.FindRow(at, eh_only);
         if (!cfi.ok()) {
           r.failures.push_back(absl::StrFormat("tid %d frame %d: %s", tid,
                                                i - 1, cfi.status().ToString()));

@@ -14,6 +14,11 @@
 namespace unwindd::sframe_fixtures {
 namespace {
 
+// Frames at these PCs are where the thread is (looked up as they are).
+constexpr arch::FrameAddress Ip(uint64_t pc) {
+  return arch::FrameAddress::InstructionPointer(pc);
+}
+
 using unwinder::Method;
 using unwinder::Module;
 using unwinder::Source;
@@ -55,14 +60,14 @@ TEST(ModulePolicyTest, SourcesAnswerInPolicyOrder) {
   const Target t = SleeperChain();
   auto method = [&](std::initializer_list<Source> s) -> absl::StatusOr<Method> {
     absl::StatusOr<unwinder::ModuleRow> r =
-        m->FindRow(t.pc, SourcePolicy::Of(s), false);
+        m->FindRow(Ip(t.pc), SourcePolicy::Of(s));
     if (!r.ok()) return r.status();
     return r->method;
   };
   EXPECT_EQ(*method({Source::kEhFrame, Source::kSframe}), Method::kEhFrame);
   EXPECT_EQ(*method({Source::kSframe, Source::kEhFrame}), Method::kSframe);
   EXPECT_EQ(*method({Source::kSframe}), Method::kSframe);
-  EXPECT_EQ(m->FindRow(t.pc)->method, Method::kEhFrame);  // the default
+  EXPECT_EQ(m->FindRow(Ip(t.pc))->method, Method::kEhFrame);  // the default
   // No .debug_frame (-g0), and -fomit-frame-pointer code keeps no frame
   // pointer: those sources do not cover the PC.
   EXPECT_TRUE(absl::IsNotFound(method({Source::kDebugFrame}).status()));
@@ -72,13 +77,13 @@ TEST(ModulePolicyTest, SourcesAnswerInPolicyOrder) {
       Method::kSframe);
   // The same PC through .sframe and .eh_frame: the same CFA rule.
   absl::StatusOr<unwinder::ModuleRow> s =
-      m->FindRow(t.pc, SourcePolicy::Of({Source::kSframe}), false);
+      m->FindRow(Ip(t.pc), SourcePolicy::Of({Source::kSframe}));
   absl::StatusOr<unwinder::ModuleRow> e =
-      m->FindRow(t.pc, SourcePolicy::Of({Source::kEhFrame}), false);
+      m->FindRow(Ip(t.pc), SourcePolicy::Of({Source::kEhFrame}));
   EXPECT_EQ(s->row.cfa, e->row.cfa);
   // Outside every function: nothing covers it.
   EXPECT_TRUE(
-      absl::IsNotFound(m->FindRow(0x10, SourcePolicy(), true).status()));
+      absl::IsNotFound(m->FindRow(Ip(0x10), SourcePolicy()).status()));
 }
 
 TEST(ModulePolicyTest, FramePointerFlagCoversWhatSframeLeavesOut) {
@@ -100,7 +105,7 @@ TEST(ModulePolicyTest, FramePointerFlagCoversWhatSframeLeavesOut) {
   ASSERT_NE(m, nullptr);
   ASSERT_TRUE(m->sframe()->header().frame_pointer());
   const SourcePolicy sframe_only = SourcePolicy::Of({Source::kSframe});
-  absl::StatusOr<unwinder::ModuleRow> r = m->FindRow(t.pc, sframe_only, false);
+  absl::StatusOr<unwinder::ModuleRow> r = m->FindRow(Ip(t.pc), sframe_only);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->method, Method::kFramePointer);
   EXPECT_EQ(r->row.cfa.reg, 6);  // CFA = rbp + 16
@@ -108,14 +113,14 @@ TEST(ModulePolicyTest, FramePointerFlagCoversWhatSframeLeavesOut) {
   // Functions it still covers answer from .sframe.
   absl::StatusOr<GoldenSframe> g = ReadGolden(kFixture);
   const uint64_t other = g->functions[t.fde == 5 ? 6 : 5].pc + 1;
-  EXPECT_EQ(m->FindRow(other, sframe_only, false)->method, Method::kSframe);
+  EXPECT_EQ(m->FindRow(Ip(other), sframe_only)->method, Method::kSframe);
   // Without the flag, the emptied FDE covers nothing.
   bytes[sec->offset + 3] &= ~0x2;
   std::ofstream(copy, std::ios::binary | std::ios::trunc)
       .write(bytes.data(), bytes.size());
   std::shared_ptr<Module> plain = Open(copy);
   EXPECT_TRUE(
-      absl::IsNotFound(plain->FindRow(t.pc, sframe_only, false).status()));
+      absl::IsNotFound(plain->FindRow(Ip(t.pc), sframe_only).status()));
 }
 
 TEST(ModulePolicyTest, BrokenSframeLeavesTheOtherSources) {
@@ -134,10 +139,9 @@ TEST(ModulePolicyTest, BrokenSframeLeavesTheOtherSources) {
   EXPECT_TRUE(absl::IsDataLoss(m->sframe_status())) << m->sframe_status();
   const Target t = SleeperChain();
   absl::StatusOr<unwinder::ModuleRow> r =
-      m->FindRow(t.pc, SourcePolicy::Of({Source::kSframe}), false);
+      m->FindRow(Ip(t.pc), SourcePolicy::Of({Source::kSframe}));
   EXPECT_TRUE(absl::IsDataLoss(r.status())) << r.status();
-  r = m->FindRow(t.pc, SourcePolicy::Of({Source::kSframe, Source::kEhFrame}),
-                 false);
+  r = m->FindRow(Ip(t.pc), SourcePolicy::Of({Source::kSframe, Source::kEhFrame}));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->method, Method::kEhFrame);
 }

@@ -138,7 +138,8 @@ void Checker::CheckRange(const Fde& fde, const Fre& fre, uint64_t lo,
     return;
   }
   for (uint64_t pc = lo; pc < hi;) {
-    absl::StatusOr<ModuleRow> e_row = module_.FindRow(pc, eh_only_, false);
+    absl::StatusOr<ModuleRow> e_row =
+        module_.FindRow(arch::FrameAddress::InstructionPointer(pc), eh_only_);
     if (!e_row.ok()) {
       report_.pcs_sframe_only += hi - pc;
       return;
