@@ -36,8 +36,26 @@ absl::string_view StopReasonName(StopReason r) {
       return "bad_unwind_info";
     case StopReason::kThreadGone:
       return "thread_gone";
+    case StopReason::kCancelled:
+      return "cancelled";
   }
   return "unknown";
+}
+
+StopReason StopForStatus(StopPhase phase, const absl::Status& s) {
+  switch (s.code()) {
+    case absl::StatusCode::kCancelled:
+    case absl::StatusCode::kDeadlineExceeded:
+      return StopReason::kCancelled;
+    case absl::StatusCode::kNotFound:
+      return phase == StopPhase::kRegisters ? StopReason::kThreadGone
+                                            : StopReason::kNoUnwindInfo;
+    case absl::StatusCode::kOutOfRange:
+      return StopReason::kMemoryError;
+    default:
+      return phase == StopPhase::kRegisters ? StopReason::kMemoryError
+                                            : StopReason::kBadUnwindInfo;
+  }
 }
 
 }  // namespace unwindd::unwinder

@@ -36,10 +36,8 @@ Step Stop(StopReason reason, std::string detail) {
   return s;
 }
 
-StopReason StopForError(const absl::Status& s) {
-  if (absl::IsOutOfRange(s)) return StopReason::kMemoryError;
-  if (absl::IsNotFound(s)) return StopReason::kNoUnwindInfo;
-  return StopReason::kBadUnwindInfo;
+Step Stop(const absl::Status& s) {
+  return Stop(StopForStatus(StopPhase::kStep, s), s.ToString());
 }
 
 // The kernel's sigreturn trampoline of the target's arch, recognised by its
@@ -56,7 +54,7 @@ Step SignalTrampolineStep(memory::Memory& code, memory::Memory& memory,
   }
   absl::StatusOr<arch::RegisterSet> caller =
       arch::RestoreFromSigframe(memory, regs);
-  if (!caller.ok()) return Stop(StopReason::kMemoryError, caller.status().ToString());
+  if (!caller.ok()) return Stop(caller.status());
   Step s;
   s.ok = true;
   s.caller = *caller;
@@ -94,9 +92,7 @@ struct StepContext {
 Step ApplyStep(const Row& row, Method method, memory::Memory& memory,
                const arch::RegisterSet& regs, uint64_t load_bias) {
   absl::StatusOr<ApplyResult> applied = ApplyRow(row, regs, memory, load_bias);
-  if (!applied.ok()) {
-    return Stop(StopForError(applied.status()), applied.status().ToString());
-  }
+  if (!applied.ok()) return Stop(applied.status());
   if (applied->ra_undefined) return Stop(StopReason::kEndOfStack, "");
   Step s;
   s.ok = true;
@@ -111,12 +107,15 @@ Step ApplyStep(const Row& row, Method method, memory::Memory& memory,
 // a frame pointer that fails the checks is no unwind information at all.
 Step FramePointerStep(memory::Memory& memory, const arch::RegisterSet& regs,
                       const StepContext& ctx) {
-  absl::Status ok =
+  fp::FrameRecordCheck check =
       fp::CheckFrameRecord(regs, fp::StackBoundsFor(ctx.mappings, regs.sp()));
-  if (!ok.ok()) {
-    return Stop(absl::IsNotFound(ok) ? StopReason::kEndOfStack
-                                     : StopReason::kNoUnwindInfo,
-                ok.ToString());
+  switch (check.verdict) {
+    case fp::FrameRecordCheck::Verdict::kRecord:
+      break;
+    case fp::FrameRecordCheck::Verdict::kEndOfChain:
+      return Stop(StopReason::kEndOfStack, "frame pointer is 0: end of chain");
+    case fp::FrameRecordCheck::Verdict::kNoRecord:
+      return Stop(StopReason::kNoUnwindInfo, std::move(check.why));
   }
   return ApplyStep(fp::FramePointerRow(regs.arch()), Method::kFramePointer,
                    memory, regs, 0);
@@ -149,8 +148,7 @@ Step StepOnce(MappedModule* mm, memory::Memory& memory,
     absl::StatusOr<std::shared_ptr<const ModuleRow>> row =
         mm->module->FindSharedRow(file_at, policy);
     if (!row.ok()) {
-      return attempt == 0 ? Stop(StopForError(row.status()), row.status().ToString())
-                          : s;
+      return attempt == 0 ? Stop(row.status()) : s;
     }
     if ((*row)->method != Method::kFramePointer) {
       // Not a trampoline (checked above, on code that cannot change) and
@@ -248,8 +246,7 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
                                mm != nullptr && mm->bias_known ? pc - mm->load_bias : 0});
 
     if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
-      out.stop = StopReason::kThreadGone;
-      out.stop_detail = "cancelled";
+      out.stop = StopReason::kCancelled;
       return out;
     }
     if (static_cast<int>(out.frames.size()) >= max_frames) {
@@ -333,8 +330,7 @@ ProcessStacks UnwindTarget(proc::Target& target, AddressSpace& space,
     absl::StatusOr<arch::RegisterSet> regs = target.InitialRegisters(tid);
     if (!regs.ok()) {
       stack.tid = tid;
-      stack.stop = absl::IsNotFound(regs.status()) ? StopReason::kThreadGone
-                                                   : StopReason::kMemoryError;
+      stack.stop = StopForStatus(StopPhase::kRegisters, regs.status());
       stack.stop_detail = regs.status().ToString();
     } else {
       stack = UnwindRegisters(space, target.memory(), *regs, options);

@@ -77,6 +77,8 @@ v1::StopReason ToProto(unwinder::StopReason r) {
       return v1::STOP_REASON_BAD_UNWIND_INFO;
     case unwinder::StopReason::kThreadGone:
       return v1::STOP_REASON_THREAD_GONE;
+    case unwinder::StopReason::kCancelled:
+      return v1::STOP_REASON_CANCELLED;
   }
   return v1::STOP_REASON_UNSPECIFIED;
 }
@@ -99,6 +101,8 @@ absl::StatusOr<unwinder::StopReason> StopFromProto(v1::StopReason r) {
       return unwinder::StopReason::kBadUnwindInfo;
     case v1::STOP_REASON_THREAD_GONE:
       return unwinder::StopReason::kThreadGone;
+    case v1::STOP_REASON_CANCELLED:
+      return unwinder::StopReason::kCancelled;
     default:
       return absl::DataLossError(
           absl::StrFormat("unknown stop reason %d", static_cast<int>(r)));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 #include "arch/frame_pointer.h"
@@ -43,34 +44,38 @@ Row FramePointerRow(arch::Arch a) {
   return row;
 }
 
-absl::Status CheckFrameRecord(const arch::RegisterSet& regs,
-                              const StackBounds& bounds) {
+FrameRecordCheck CheckFrameRecord(const arch::RegisterSet& regs,
+                                  const StackBounds& bounds) {
+  using Verdict = FrameRecordCheck::Verdict;
+  auto no_record = [](std::string why) {
+    return FrameRecordCheck{Verdict::kNoRecord, std::move(why)};
+  };
   const arch::FramePointerRule& r = arch::GetFramePointerRule(regs.arch());
   const uint64_t word = regs.info().address_size;
   if (!regs.Valid(r.fp) || !regs.Valid(regs.info().sp)) {
-    return absl::OutOfRangeError("frame pointer or stack pointer unknown");
+    return no_record("frame pointer or stack pointer unknown");
   }
   const uint64_t fp = regs.Get(r.fp);
   const uint64_t sp = regs.sp();
-  if (fp == 0) return absl::NotFoundError("frame pointer is 0: end of chain");
+  if (fp == 0) return FrameRecordCheck{Verdict::kEndOfChain, ""};
   // The record spans [fp + min offset, fp + caller_sp_offset); every ABI here
   // has it at fp + 0 .. fp + 2 words.
   const uint64_t record = static_cast<uint64_t>(r.caller_sp_offset);
   if (fp % word != 0) {
-    return absl::OutOfRangeError(
+    return no_record(
         absl::StrFormat("frame pointer 0x%x is not %u-byte aligned", fp, word));
   }
   if (fp < sp) {
     // The caller's CFA (fp + record) would not be above this frame's.
-    return absl::OutOfRangeError(absl::StrFormat(
+    return no_record(absl::StrFormat(
         "frame pointer 0x%x is below sp 0x%x: the chain goes down", fp, sp));
   }
   if (fp < bounds.lo || fp > bounds.hi || bounds.hi - fp < record) {
-    return absl::OutOfRangeError(absl::StrFormat(
+    return no_record(absl::StrFormat(
         "frame record at 0x%x is outside the stack [0x%x, 0x%x) above sp 0x%x",
         fp, bounds.lo, bounds.hi, sp));
   }
-  return absl::OkStatus();
+  return FrameRecordCheck{Verdict::kRecord, ""};
 }
 
 }  // namespace unwindd::unwinder::fp

@@ -6,7 +6,7 @@
 //                                               // RA at CFA - 8, rbp at CFA -
 //                                               16
 //   StackBounds b = StackBoundsFor(target.mappings(), regs.sp());
-//   absl::Status ok = CheckFrameRecord(regs, b);   // before applying the row
+//   FrameRecordCheck c = CheckFrameRecord(regs, b);  // before applying the row
 //
 // x86_64 and i386 keep {saved fp, return address} at the frame pointer;
 // aarch64 keeps its frame record {x29, x30} at x29. The row goes through
@@ -19,9 +19,9 @@
 #define UNWINDD_UNWINDER_FP_FRAME_POINTER_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "arch/arch.h"
 #include "arch/register_set.h"
 #include "proc/maps.h"
@@ -49,12 +49,19 @@ StackBounds StackBoundsFor(const std::vector<proc::Mapping>& mappings,
 // pc_lo/pc_hi are 0 (the row holds wherever it is used).
 Row FramePointerRow(arch::Arch arch);
 
-// OutOfRange naming the frame pointer when it is missing, zero, misaligned,
-// below sp, or its record leaves `bounds`. A zero frame pointer is the usual
-// end-of-chain marker (glibc's _start clears rbp): NotFound then, so callers
-// can report end_of_stack.
-absl::Status CheckFrameRecord(const arch::RegisterSet& regs,
-                              const StackBounds& bounds);
+// What the frame pointer of a frame says, before the frame-pointer row is
+// applied to it: a usable record, the end of the chain (a zero frame
+// pointer, the usual marker: glibc's _start clears rbp), or no record (the
+// chain does not describe this frame).
+struct FrameRecordCheck {
+  enum class Verdict : uint8_t { kRecord, kEndOfChain, kNoRecord };
+  Verdict verdict = Verdict::kNoRecord;
+  // Why there is no record (the frame pointer unknown, misaligned, below sp,
+  // or its record outside `bounds`), for stop_detail; empty otherwise.
+  std::string why;
+};
+FrameRecordCheck CheckFrameRecord(const arch::RegisterSet& regs,
+                                  const StackBounds& bounds);
 
 }  // namespace unwindd::unwinder::fp
 

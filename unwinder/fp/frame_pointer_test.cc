@@ -10,6 +10,8 @@
 namespace unwindd::unwinder::fp {
 namespace {
 
+using Verdict = FrameRecordCheck::Verdict;
+
 using arch::Arch;
 
 TEST(FramePointerTest, RowsPerAbi) {
@@ -42,7 +44,7 @@ TEST(FramePointerTest, WalksAnX86_64Chain) {
   regs.set_pc(0x401000);
   regs.Set(6, rbp1);
   const StackBounds stack{0x7ffd0000, 0x7ffd2000, true};
-  ASSERT_TRUE(CheckFrameRecord(regs, stack).ok());
+  ASSERT_EQ(CheckFrameRecord(regs, stack).verdict, Verdict::kRecord);
   absl::StatusOr<ApplyResult> r =
       ApplyRow(FramePointerRow(Arch::kX86_64), regs, m, 0);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -72,23 +74,21 @@ TEST(FramePointerTest, Checks) {
   const StackBounds stack{0x7ffd0000, 0x7ffd2000, true};
   arch::RegisterSet regs(Arch::kX86_64);
   regs.set_sp(0x7ffd1000);
-  EXPECT_TRUE(absl::IsOutOfRange(CheckFrameRecord(regs, stack)));  // no rbp
+  EXPECT_EQ(CheckFrameRecord(regs, stack).verdict, Verdict::kNoRecord);  // no rbp
   regs.Set(6, 0);
-  EXPECT_TRUE(absl::IsNotFound(CheckFrameRecord(regs, stack)));  // end of chain
+  EXPECT_EQ(CheckFrameRecord(regs, stack).verdict, Verdict::kEndOfChain);  // end of chain
   regs.Set(6, 0x7ffd1003);
-  EXPECT_TRUE(absl::IsOutOfRange(CheckFrameRecord(regs, stack)));  // misaligned
+  EXPECT_EQ(CheckFrameRecord(regs, stack).verdict, Verdict::kNoRecord);  // misaligned
   regs.Set(6, 0x7ffd0ff8);
-  EXPECT_TRUE(absl::IsOutOfRange(CheckFrameRecord(regs, stack)));  // below sp
+  EXPECT_EQ(CheckFrameRecord(regs, stack).verdict, Verdict::kNoRecord);  // below sp
   regs.Set(6, 0x7ffd1ff8);
-  EXPECT_TRUE(
-      absl::IsOutOfRange(CheckFrameRecord(regs, stack)));  // record leaves
+  EXPECT_EQ(CheckFrameRecord(regs, stack).verdict, Verdict::kNoRecord);  // record leaves
   regs.Set(6, 0x7ffe0000);
-  EXPECT_TRUE(
-      absl::IsOutOfRange(CheckFrameRecord(regs, stack)));  // another mapping
+  EXPECT_EQ(CheckFrameRecord(regs, stack).verdict, Verdict::kNoRecord);  // another mapping
   regs.Set(6, 0x7ffd1ff0);
-  EXPECT_TRUE(CheckFrameRecord(regs, stack).ok());
+  EXPECT_EQ(CheckFrameRecord(regs, stack).verdict, Verdict::kRecord);
   regs.Set(6, 0x7ffd1000);  // == sp: a frame with no locals
-  EXPECT_TRUE(CheckFrameRecord(regs, stack).ok());
+  EXPECT_EQ(CheckFrameRecord(regs, stack).verdict, Verdict::kRecord);
 }
 
 TEST(FramePointerTest, StackBoundsFromTheMappingThatHoldsSp) {
