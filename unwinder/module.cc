@@ -319,8 +319,7 @@ absl::StatusOr<std::shared_ptr<const ModuleRow>> Module::FindSharedRow(
   std::shared_ptr<const ModuleRow> shared;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const std::tuple<uint64_t, uint16_t, bool> key{at.LookupAddress(), policy.Code(),
-                                                   at.is_return_address()};
+    const RowKey key(at, policy.Code());
     auto it = rows_.find(key);
     if (it != rows_.end()) return it->second;
     absl::StatusOr<ModuleRow> row = FindRowUncached(at, policy);

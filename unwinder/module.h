@@ -17,7 +17,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -33,6 +32,7 @@
 #include "unwinder/cfi/row.h"
 #include "unwinder/method.h"
 #include "unwinder/row_budget.h"
+#include "unwinder/row_key.h"
 #include "unwinder/sframe/section.h"
 #include "unwinder/source_policy.h"
 
@@ -169,10 +169,8 @@ class Module {
   // an absl::Mutex: Debian's Abseil keeps deadlock-detection bookkeeping on
   // every absl::Mutex lock, which cost more than the cached lookup itself.
   std::mutex mu_;
-  // Keyed by (lookup address, SourcePolicy::Code(), is a return address).
-  absl::flat_hash_map<std::tuple<uint64_t, uint16_t, bool>,
-                      std::shared_ptr<const ModuleRow>>
-      rows_;
+  // Keyed by the frame's file address and the policy (row_key.h).
+  absl::flat_hash_map<RowKey, std::shared_ptr<const ModuleRow>> rows_;
   // Each entry of rows_ took kRowCacheEntryBytes from it; null: only
   // kMaxCachedRows bounds rows_.
   std::shared_ptr<RowBudget> row_budget_;

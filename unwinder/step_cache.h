@@ -6,8 +6,9 @@
 // interpreter.
 //
 //   StepCache cache;
-//   if (const StepCache::Entry* e = cache.Find(frame, policy)) ...
-//   cache.Put(frame, policy, module_index, method, compact_row);
+//   const RowKey key(frame, policy.Code());
+//   if (const StepCache::Entry* e = cache.Find(key)) ...
+//   cache.Put(key, module_index, method, compact_row);
 //
 // Direct-mapped and fixed-size (kEntries * sizeof(Entry), 64 KiB, allocated
 // on first Put): a collision replaces the older entry. Not thread-safe: an
@@ -18,9 +19,9 @@
 #include <cstdint>
 #include <memory>
 
-#include "arch/frame_address.h"
 #include "unwinder/cfi/compact_row.h"
 #include "unwinder/method.h"
+#include "unwinder/row_key.h"
 
 namespace unwindd::unwinder {
 
@@ -29,38 +30,31 @@ class StepCache {
   static constexpr int kEntries = 1024;
 
   struct Entry {
-    uint64_t address = 0;  // FrameAddress::address()
+    RowKey key;            // target address space
     int32_t module = -1;   // index into AddressSpace::modules(); -1: empty
-    uint16_t policy = 0;   // SourcePolicy::Code()
-    bool return_address = false;
     Method method = Method::kEhFrame;
     CompactRow row;
   };
 
-  const Entry* Find(arch::FrameAddress at, uint16_t policy) const {
+  const Entry* Find(const RowKey& key) const {
     if (entries_ == nullptr) return nullptr;
-    const Entry& e = entries_[Slot(at)];
-    return e.module >= 0 && e.address == at.address() &&
-                   e.return_address == at.is_return_address() && e.policy == policy
-               ? &e
-               : nullptr;
+    const Entry& e = entries_[Slot(key)];
+    return e.module >= 0 && e.key == key ? &e : nullptr;
   }
 
-  void Put(arch::FrameAddress at, uint16_t policy, int module, Method method,
-           const CompactRow& row) {
+  void Put(const RowKey& key, int module, Method method, const CompactRow& row) {
     if (entries_ == nullptr) entries_ = std::make_unique<Entry[]>(kEntries);
-    entries_[Slot(at)] =
-        Entry{at.address(), module, policy, at.is_return_address(), method, row};
+    entries_[Slot(key)] = Entry{key, module, method, row};
   }
 
   size_t bytes() const { return entries_ == nullptr ? 0 : kEntries * sizeof(Entry); }
 
  private:
-  static size_t Slot(arch::FrameAddress at) {
+  static size_t Slot(const RowKey& key) {
     // Return addresses of one module are close together; the multiply
     // spreads their low bits over the table.
-    return ((at.address() * 0x9e3779b97f4a7c15ull) >> 54 ^
-            (at.is_return_address() ? 0 : 1)) &
+    return ((key.address * 0x9e3779b97f4a7c15ull) >> 54 ^
+            (key.return_address ? 0 : 1)) &
            (kEntries - 1);
   }
 

@@ -12,37 +12,37 @@ constexpr arch::FrameAddress IP(uint64_t a) {
 
 TEST(StepCacheTest, EmptyUntilFirstPut) {
   StepCache cache;
-  EXPECT_EQ(cache.Find(RA(0x401000), 1), nullptr);
+  EXPECT_EQ(cache.Find(RowKey(RA(0x401000), 1)), nullptr);
   EXPECT_EQ(cache.bytes(), 0u);
   // An empty slot holds address 0: it must not look like an entry for 0.
-  cache.Put(RA(0x401000), 1, 2, Method::kSframe, CompactRow());
-  EXPECT_EQ(cache.Find(RA(0), 1), nullptr);
+  cache.Put(RowKey(RA(0x401000), 1), 2, Method::kSframe, CompactRow());
+  EXPECT_EQ(cache.Find(RowKey(RA(0), 1)), nullptr);
   EXPECT_EQ(cache.bytes(), StepCache::kEntries * sizeof(StepCache::Entry));
 }
 
 TEST(StepCacheTest, KeyedByAddressKindAndPolicy) {
   StepCache cache;
-  cache.Put(RA(0x401000), 1, 2, Method::kSframe, CompactRow());
-  const StepCache::Entry* e = cache.Find(RA(0x401000), 1);
+  cache.Put(RowKey(RA(0x401000), 1), 2, Method::kSframe, CompactRow());
+  const StepCache::Entry* e = cache.Find(RowKey(RA(0x401000), 1));
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->module, 2);
   EXPECT_EQ(e->method, Method::kSframe);
-  EXPECT_EQ(cache.Find(IP(0x401000), 1), nullptr);
-  EXPECT_EQ(cache.Find(RA(0x401000), 2), nullptr);
-  EXPECT_EQ(cache.Find(RA(0x401001), 1), nullptr);
+  EXPECT_EQ(cache.Find(RowKey(IP(0x401000), 1)), nullptr);
+  EXPECT_EQ(cache.Find(RowKey(RA(0x401000), 2)), nullptr);
+  EXPECT_EQ(cache.Find(RowKey(RA(0x401001), 1)), nullptr);
 }
 
 TEST(StepCacheTest, ACollisionReplacesTheOlderEntry) {
   StepCache cache;
   // Find two PCs that share a slot.
   uint64_t a = 0x401000, b = 0;
-  cache.Put(RA(a), 1, 0, Method::kEhFrame, CompactRow());
+  cache.Put(RowKey(RA(a), 1), 0, Method::kEhFrame, CompactRow());
   for (uint64_t pc = a + 1; b == 0; ++pc) {
-    cache.Put(RA(pc), 1, 1, Method::kEhFrame, CompactRow());
-    if (cache.Find(RA(a), 1) == nullptr) b = pc;
+    cache.Put(RowKey(RA(pc), 1), 1, Method::kEhFrame, CompactRow());
+    if (cache.Find(RowKey(RA(a), 1)) == nullptr) b = pc;
   }
-  ASSERT_NE(cache.Find(RA(b), 1), nullptr);
-  EXPECT_EQ(cache.Find(RA(b), 1)->module, 1);
+  ASSERT_NE(cache.Find(RowKey(RA(b), 1)), nullptr);
+  EXPECT_EQ(cache.Find(RowKey(RA(b), 1))->module, 1);
 }
 
 }  // namespace

@@ -156,7 +156,8 @@ Step StepOnce(MappedModule* mm, memory::Memory& memory,
       // answers.
       if (attempt == 0) {
         if (std::optional<CompactRow> c = CompactRow::From((*row)->row, regs.info())) {
-          ctx.cache.Put(ctx.at, ctx.policy_code, ctx.module_index, (*row)->method, *c);
+          ctx.cache.Put(RowKey(ctx.at, ctx.policy_code), ctx.module_index,
+                        (*row)->method, *c);
         }
       }
       return ApplyStep((*row)->row, (*row)->method, memory, regs, mm->load_bias);
@@ -232,7 +233,8 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
     const arch::FrameAddress at = instruction_pointer
                                       ? arch::FrameAddress::InstructionPointer(pc)
                                       : arch::FrameAddress::ReturnAddress(pc);
-    const StepCache::Entry* hit = cache.Find(at, policy_code);
+    const RowKey key(at, policy_code);
+    const StepCache::Entry* hit = cache.Find(key);
     MappedModule* mm;
     int module_index;
     if (hit != nullptr) {

@@ -10,6 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "arch/arch.h"
 #include "unwinder/cfi/dwarf_expr.h"
+#include "unwinder/cfi/rules.h"
 
 namespace unwindd::unwinder {
 namespace {
@@ -21,24 +22,14 @@ std::string RegName(arch::Arch a, int reg) {
   return absl::StrFormat("r%d (%s)", reg, name.empty() ? "?" : name);
 }
 
-// base + offset in the target's address width; wrapping past either end of
-// the address space means the CFI is wrong for this frame.
-// `what` names the computation for the error message; it is a callable so
-// that the string is only built when there is an error (this runs for every
-// saved register of every frame).
+// rules::OffsetAddress, with the error a failure means: the CFI is wrong for
+// this frame. `what` names the computation for the error message; it is a
+// callable so that the string is only built when there is an error.
 template <typename What>
 absl::StatusOr<uint64_t> AddOffset(uint64_t base, int64_t offset, uint64_t mask,
                                    What what) {
   uint64_t out = 0;
-  bool wrapped = false;
-  if (offset >= 0) {
-    wrapped = __builtin_add_overflow(base, static_cast<uint64_t>(offset), &out);
-  } else {
-    const uint64_t magnitude = uint64_t{0} - static_cast<uint64_t>(offset);
-    wrapped = magnitude > base;
-    out = base - magnitude;
-  }
-  if (wrapped || (out & ~mask) != 0) {
+  if (!rules::OffsetAddress(base, offset, mask, &out)) {
     return absl::DataLossError(absl::StrFormat(
         "%s: 0x%x %+d wraps around the address space", what(), base, offset));
   }
@@ -179,27 +170,28 @@ absl::StatusOr<ApplyResult> Applier::Run() {
         absl::StrFormat("return address column %d out of range", ra));
   }
   std::optional<RuleValue> ra_value;
+  auto read_word = [this](uint64_t addr, uint64_t* value) {
+    absl::StatusOr<uint64_t> v = mem_.ReadWord(addr, info_.address_size);
+    if (!v.ok()) return false;
+    *value = *v;
+    return true;
+  };
   for (int r = 0; r < info_.num_regs && r < arch::kMaxRegisters; ++r) {
     // Fast path for the rules nearly every row is made of: registers the
     // CFI does not mention (or says keep) are copied, and callee-saved
-    // registers are read from CFA + offset. Everything else, and every
-    // error message, goes through Eval.
+    // registers are read from CFA + offset (rules.h, as CompactRow does).
+    // Everything else, and every error message, goes through Eval.
     const RegisterRule& rule = row_.regs[r];
     if (r != ra) {
       if (rule.kind == Kind::kUnspecified || rule.kind == Kind::kSameValue) {
         if (regs_.Valid(r)) out.caller.Set(r, regs_.Get(r));
         continue;
       }
-      if (rule.kind == Kind::kOffset) {
-        uint64_t addr = cfa_ + static_cast<uint64_t>(rule.value);
-        bool wrapped = rule.value >= 0 ? addr < cfa_ : addr > cfa_;
-        if (!wrapped && (addr & ~regs_.mask()) == 0) {
-          absl::StatusOr<uint64_t> saved = mem_.ReadWord(addr, info_.address_size);
-          if (saved.ok()) {
-            out.caller.Set(r, *saved);
-            continue;
-          }
-        }
+      uint64_t saved = 0;
+      if (rule.kind == Kind::kOffset &&
+          rules::ReadSavedAt(cfa_, rule.value, regs_.mask(), read_word, &saved)) {
+        out.caller.Set(r, saved);
+        continue;
       }
     }
     absl::StatusOr<RuleValue> v = Eval(r);

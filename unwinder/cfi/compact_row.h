@@ -20,6 +20,7 @@
 #include "arch/arch.h"
 #include "arch/register_set.h"
 #include "unwinder/cfi/row.h"
+#include "unwinder/cfi/rules.h"
 
 namespace unwindd::unwinder {
 
@@ -84,25 +85,18 @@ CompactRow::Result CompactRow::ApplyInPlace(arch::RegisterSet& regs,
                                             ReadWord&& read) const {
   if (!regs.Valid(cfa_reg_)) return Result::kFailed;
   const uint64_t mask = arch.mask;
-  // Every address is computed in 64 bits from values below 2^64 and offsets
-  // of a few GiB at most, so a wrap shows up as leaving `mask` or as the
-  // sum moving the wrong way.
-  auto add = [mask](uint64_t base, int64_t offset, uint64_t* out) {
-    uint64_t sum = base + static_cast<uint64_t>(offset);
-    if (offset >= 0 ? sum < base : sum > base) return false;
-    *out = sum;
-    return (sum & ~mask) == 0;
-  };
+  // The rules' meaning is rules.h's, as ApplyRow's.
   uint64_t cfa = 0;
-  if (!add(regs.GetUnchecked(cfa_reg_), cfa_offset_, &cfa)) return Result::kFailed;
-  uint64_t addr = 0;
+  if (!rules::OffsetAddress(regs.GetUnchecked(cfa_reg_), cfa_offset_, mask, &cfa)) {
+    return Result::kFailed;
+  }
   uint64_t ra = 0;
-  if (!ra_undefined_ && (!add(cfa, ra_offset_, &addr) || !read(addr, &ra))) {
+  if (!ra_undefined_ && !rules::ReadSavedAt(cfa, ra_offset_, mask, read, &ra)) {
     return Result::kFailed;
   }
   uint64_t saved[kMaxSaved];
   for (int i = 0; i < num_saved_; ++i) {
-    if (!add(cfa, saved_offset_[i], &addr) || !read(addr, &saved[i])) {
+    if (!rules::ReadSavedAt(cfa, saved_offset_[i], mask, read, &saved[i])) {
       return Result::kFailed;
     }
   }

@@ -1,0 +1,46 @@
+// What a Row's rules mean (DWARF 5 §6.4.1), defined once for every applier:
+// ApplyRow's general path and its fast path (apply.h), and
+// CompactRow::ApplyInPlace (compact_row.h), which the step loop's cache
+// uses. A change to a rule's meaning is a change here.
+//
+//   uint64_t cfa;
+//   if (!rules::OffsetAddress(regs.Get(row.cfa.reg), row.cfa.offset, mask, &cfa)) ...
+//   uint64_t saved;
+//   if (rules::ReadSavedAt(cfa, rule.value, mask, read_word, &saved)) ...
+//
+// Addresses are target addresses, `mask` the target's address width (all
+// ones for 64-bit targets, 0xffffffff for 32-bit ones).
+#ifndef UNWINDD_UNWINDER_CFI_RULES_H_
+#define UNWINDD_UNWINDER_CFI_RULES_H_
+
+#include <cstdint>
+
+namespace unwindd::unwinder::rules {
+
+// `base + offset` ("CFA = reg + offset", "at / is CFA + offset"): false when
+// the sum wraps past either end of the address space or leaves the target's
+// address width, which means the unwind info is wrong for this frame.
+// Every address is computed in 64 bits from a value below 2^64 and an offset
+// of a few GiB at most, so a wrap shows as the sum moving the wrong way.
+inline bool OffsetAddress(uint64_t base, int64_t offset, uint64_t mask,
+                          uint64_t* out) {
+  const uint64_t sum = base + static_cast<uint64_t>(offset);
+  if (offset >= 0 ? sum < base : sum > base) return false;
+  if ((sum & ~mask) != 0) return false;
+  *out = sum;
+  return true;
+}
+
+// "Saved at CFA + offset" (DW_CFA_offset and friends): the word at that
+// address, read with `read(addr, &value)` (false: unreadable). False when
+// the address is invalid (OffsetAddress) or the word cannot be read.
+template <typename ReadWord>
+inline bool ReadSavedAt(uint64_t cfa, int64_t offset, uint64_t mask,
+                        ReadWord&& read, uint64_t* value) {
+  uint64_t addr;
+  return OffsetAddress(cfa, offset, mask, &addr) && read(addr, value);
+}
+
+}  // namespace unwindd::unwinder::rules
+
+#endif  // UNWINDD_UNWINDER_CFI_RULES_H_
