@@ -33,6 +33,9 @@ struct FramePointerRule {
   // function has pushed its record: a register (aarch64 x30) or -1 if it
   // is on the stack at sp (x86).
   int leaf_ra_register;
+  // caller_sp_offset gives the caller's exact sp (x86: the record is at the
+  // top of the frame) or only a lower bound (aarch64: at the bottom).
+  bool caller_sp_exact;
 };
 
 const FramePointerRule& GetFramePointerRule(Arch arch);

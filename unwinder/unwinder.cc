@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
+#include "arch/frame_pointer.h"
 #include "arch/pac.h"
 #include "arch/signal_frame.h"
 #include "memory/stack_window.h"
@@ -47,10 +48,22 @@ Step Stop(const absl::Status& s) {
 // aarch64 vDSO's restores only the frame record x29/x30).
 // `code` is where the instruction bytes are read: the module's image when
 // the PC is in one (no syscall per frame), else target memory.
+// `sp_exact` is false when the frame was reached through a frame record
+// that gives only a lower bound of its sp (aarch64, arch/frame_pointer.h):
+// the signal frame is at the exact sp, so the walk stops there rather than
+// read registers from the wrong place.
 Step SignalTrampolineStep(memory::Memory& code, memory::Memory& memory,
-                          const arch::RegisterSet& regs) {
+                          const arch::RegisterSet& regs, bool sp_exact) {
   if (!arch::IsSigreturnTrampoline(regs.arch(), code, regs.pc())) {
     return Stop(StopReason::kNoUnwindInfo, "");
+  }
+  if (!sp_exact) {
+    Step s = Stop(StopReason::kNoUnwindInfo,
+                  "signal frame reached through a frame record, which gives "
+                  "no exact stack pointer on this arch");
+    s.ok = false;
+    s.signal_frame = true;  // recognised: no other source may try
+    return s;
   }
   absl::StatusOr<arch::RegisterSet> caller =
       arch::RestoreFromSigframe(memory, regs);
@@ -87,6 +100,8 @@ struct StepContext {
   StepCache& cache;
   uint16_t policy_code;
   int module_index;
+  // False after a frame-record step that gives only a lower bound of sp.
+  bool sp_exact;
 };
 
 Step ApplyStep(const Row& row, Method method, memory::Memory& memory,
@@ -125,8 +140,10 @@ Step StepOnce(MappedModule* mm, memory::Memory& memory,
               const arch::RegisterSet& regs, const StepContext& ctx) {
   if (mm != nullptr && mm->module != nullptr) {
     ModuleCodeMemory code(*mm);
-    if (Step s = SignalTrampolineStep(code, memory, regs); s.ok) return s;
-  } else if (Step s = SignalTrampolineStep(memory, memory, regs); s.ok) {
+    Step s = SignalTrampolineStep(code, memory, regs, ctx.sp_exact);
+    if (s.ok || s.signal_frame) return s;
+  } else if (Step s = SignalTrampolineStep(memory, memory, regs, ctx.sp_exact);
+             s.ok || s.signal_frame) {
     return s;
   }
   if (mm == nullptr || mm->module == nullptr) {
@@ -221,6 +238,7 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
   const int pc_reg = info.pc;
   const int sp_reg = info.sp;
   const uint64_t code_address_mask = space.code_address_mask();
+  const arch::FramePointerRule& fp_rule = arch::GetFramePointerRule(initial.arch());
   const std::atomic<bool>* const cancel = options.cancel;
   arch::RegisterSet regs = initial;
   // Frame 0 is where the thread is, not a return address.
@@ -269,7 +287,9 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
     } else {
       Step step = StepOnce(mm, stack, regs,
                            StepContext{options.sources, at, space.mappings(), cache,
-                                       policy_code, module_index});
+                                       policy_code, module_index,
+                                       method != Method::kFramePointer ||
+                                           fp_rule.caller_sp_exact});
       if (!step.ok) {
         out.stop = step.stop;
         out.stop_detail = std::move(step.detail);

@@ -51,7 +51,8 @@ extern const ArchOps kOps = {
     // only a lower bound of the caller's sp; before the record is pushed the
     // return address is still in x30.
     .frame_pointer = {/*fp=*/kFp, /*saved_fp_offset=*/0, /*ra_offset=*/8,
-                      /*caller_sp_offset=*/16, /*leaf_ra_register=*/kLr},
+                      /*caller_sp_offset=*/16, /*leaf_ra_register=*/kLr,
+                      /*caller_sp_exact=*/false},
     .keeps_frame_pointer = KeepsFramePointer,
     .signs_return_addresses = true,
     .pac_mask_note = kNtArmPacMask,

@@ -38,7 +38,8 @@ extern const ArchOps kOps = {
     .restore_from_sigframe = RestoreFromSigframe,
     // push %ebp; mov %esp,%ebp: {saved ebp, return address} at the top.
     .frame_pointer = {/*fp=*/5, /*saved_fp_offset=*/0, /*ra_offset=*/4,
-                      /*caller_sp_offset=*/8, /*leaf_ra_register=*/-1},
+                      /*caller_sp_offset=*/8, /*leaf_ra_register=*/-1,
+                      /*caller_sp_exact=*/true},
     .keeps_frame_pointer = KeepsFramePointer32,
     .signs_return_addresses = false,
     .pac_mask_note = 0,

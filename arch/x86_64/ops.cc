@@ -49,7 +49,8 @@ extern const ArchOps kOps = {
     .restore_from_sigframe = Restore,
     // push %rbp; mov %rsp,%rbp: {saved rbp, return address} at the top.
     .frame_pointer = {/*fp=*/6, /*saved_fp_offset=*/0, /*ra_offset=*/8,
-                      /*caller_sp_offset=*/16, /*leaf_ra_register=*/-1},
+                      /*caller_sp_offset=*/16, /*leaf_ra_register=*/-1,
+                      /*caller_sp_exact=*/true},
     .keeps_frame_pointer = KeepsFramePointer,
     .signs_return_addresses = false,
     .pac_mask_note = 0,
