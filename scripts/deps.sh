@@ -19,5 +19,10 @@ done
 echo "installing:$missing" >&2
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
+# The :arm64 -dev packages (--config=aarch64) need the arm64 architecture.
+if echo "$missing" | grep -q ':arm64' &&
+  ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  $SUDO dpkg --add-architecture arm64
+fi
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null

@@ -15,6 +15,7 @@
 #   UWD-BLOCK-END unwind threads_c_O2_nofp_pac rc=0
 #   UWD-BLOCK unwind-stderr threads_c_O2_nofp_pac ... UWD-BLOCK-END ...
 #   UWD-LIVE tracer threads_c_O2_nofp_pac after=unwind tid=124 tracerpid=0
+#   UWD-BLOCK unwind-fp ... (frame-pointer builds: --sources=fp,eh_frame)
 #   ... the same for eu-stack, gdb and capture ...
 #   UWD-LIVE done threads_c_O2_nofp_pac
 #   UWD-LIVE end fixtures=24 uptime=123.45
@@ -84,6 +85,12 @@ for f in /fixtures/*; do
   echo "UWD-LIVE fixture $name pid=$pid threads=$(ls /proc/$pid/task | wc -l) ready=$(grep -c '^ready' /tmp/fixture.out)"
   block unwind $name /bin/unwind pid $pid --format=json --max-frames=4096
   tracers $name $pid unwind
+  # Frame-pointer builds: also through their {x29, x30} frame records first
+  # (signed x30s included), CFI only where there is no record.
+  case $name in
+    *_fp*) block unwind-fp $name /bin/unwind pid $pid --format=json \
+             --max-frames=4096 --sources=fp,eh_frame ;;
+  esac
   block eu-stack $name eu-stack -n 0 -p $pid
   block gdb $name gdb -nx -batch -p $pid \
     -ex "set debuginfod enabled off" \

@@ -51,6 +51,7 @@
 #include "testdata/harness/tools.h"
 #include "unwinder/method.h"
 #include "unwinder/module_cache.h"
+#include "unwinder/source_policy.h"
 #include "unwinder/unwinder.h"
 
 namespace unwindd::testdata::live {
@@ -136,7 +137,7 @@ GuestRun Load() {
   return run;
 }
 
-const GuestRun& Run() {
+const GuestRun& GuestRunOnce() {
   static const GuestRun* run = new GuestRun(Load());
   return *run;
 }
@@ -148,14 +149,18 @@ struct Totals {
   int signal_threads = 0;
   int signed_words = 0;
   int snapshot_threads = 0, snapshot_matched = 0;
+  int snapshot_cut = 0;  // matched up to where the stack copy ends
   int tracer_checks = 0;
+  int eu_cut = 0;  // threads eu-stack is held to up to the sigreturn
+  int fp_threads = 0, fp_matched = 0, fp_frames = 0;
+  int fp_cut = 0;  // fp-first walks that stop at the signal trampoline
 };
 Totals totals;
 
 class LiveAarch64Test : public ::testing::Test {
  protected:
   void SetUp() override {
-    const GuestRun& run = Run();
+    const GuestRun& run = GuestRunOnce();
     if (!run.skip_reason.empty()) GTEST_SKIP() << run.skip_reason;
     ASSERT_TRUE(run.error.empty()) << run.error;
   }
@@ -174,7 +179,7 @@ absl::StatusOr<UnwindOutput> Ours(const FixtureRun& f) {
 }
 
 TEST_F(LiveAarch64Test, GuestRanEveryFixtureWithPointerAuthentication) {
-  const GuestRun& run = Run();
+  const GuestRun& run = GuestRunOnce();
   std::cout << "kernel " << run.log.kernel << "; " << run.timing;
   EXPECT_TRUE(run.log.ended) << "the guest did not reach its end marker";
   EXPECT_TRUE(run.log.paca) << "-cpu max should offer address authentication";
@@ -188,7 +193,7 @@ TEST_F(LiveAarch64Test, GuestRanEveryFixtureWithPointerAuthentication) {
 }
 
 TEST_F(LiveAarch64Test, PacMaskReadLive) {
-  const GuestRun& run = Run();
+  const GuestRun& run = GuestRunOnce();
   ASSERT_FALSE(run.captures.empty());
   for (const auto& [pid, c] : run.captures) {
     SCOPED_TRACE(absl::StrCat("capture of pid ", pid));
@@ -203,8 +208,41 @@ TEST_F(LiveAarch64Test, PacMaskReadLive) {
                                m.data_mask, m.insn_mask);
 }
 
+absl::StatusOr<std::unique_ptr<proc::Target>> SampleTarget(
+    const Capture& c, const CapturedThread& t, const std::string& root);
+
+bool InStackCopy(const CapturedThread& t, uint64_t sp) {
+  return sp >= t.stack_address && sp - t.stack_address < t.stack.size();
+}
+
+// eu-stack (elfutils 0.188) and the arm64 vDSO's signal trampoline: the
+// vDSO of Debian 12's 6.1 kernel has no .eh_frame, and elfutils has no
+// aarch64 signal-frame unwinder, so past __kernel_rt_sigreturn it falls back
+// to its frame-pointer unwinder (backends/aarch64_unwind.c) on the frame
+// record the kernel pushed ({x29, x30} of the interrupted code): it prints
+// the trampoline's PC again, then goes on from the interrupted x30, having
+// lost the interrupted PC (gdb's aarch64 sigtramp unwinder reads the
+// ucontext, as we do). For eu-stack only: a thread where gdb shows
+// "<signal handler called>" at frame i and eu-stack's frame i+1 repeats
+// frame i's PC is compared on frames 0..i. Both sides are cut; `cut`
+// counts the threads.
+void CutAtSigreturnForEuStack(const GdbMiFrames& gdb, ThreadFrames* ours,
+                              ThreadFrames* eu, int* cut) {
+  for (const auto& [tid, indexes] : gdb.signal_frames) {
+    auto e = eu->find(tid);
+    auto o = ours->find(tid);
+    if (indexes.empty() || e == eu->end() || o == ours->end()) continue;
+    const size_t i = indexes.front();
+    if (e->second.size() > i + 1 && e->second[i + 1] == e->second[i]) {
+      e->second.resize(i + 1);
+      if (o->second.size() > i + 1) o->second.resize(i + 1);
+      ++*cut;
+    }
+  }
+}
+
 TEST_F(LiveAarch64Test, FramesEqualGdbAndEuStack) {
-  const GuestRun& run = Run();
+  const GuestRun& run = GuestRunOnce();
   for (const FixtureRun& f : run.log.fixtures) {
     SCOPED_TRACE(f.name);
     absl::StatusOr<UnwindOutput> ours = Ours(f);
@@ -219,6 +257,7 @@ TEST_F(LiveAarch64Test, FramesEqualGdbAndEuStack) {
     EXPECT_TRUE(vs_gdb.ok()) << f.name << ": unwind differs from gdb\n"
                              << vs_gdb.diff << ours->Describe();
     int matched = vs_gdb.matched;
+    int cut = 0;
     if (!f.pac()) {
       const ToolBlock* eu_block = f.Block("eu-stack");
       ASSERT_NE(eu_block, nullptr);
@@ -226,20 +265,114 @@ TEST_F(LiveAarch64Test, FramesEqualGdbAndEuStack) {
       absl::StatusOr<ThreadFrames> eu =
           harness::ParseEuStackOutput(eu_block->text, &names);
       ASSERT_TRUE(eu.ok()) << eu.status() << "\n" << eu_block->text;
-      EXPECT_EQ(eu_block->exit_code, 0) << f.Block("eu-stack-stderr")->text;
-      Comparison vs_eu = CompareThreadFrames("unwind", pcs, "eu-stack", *eu, &names);
+      ThreadFrames pcs_for_eu = pcs;
+      CutAtSigreturnForEuStack(*gdb, &pcs_for_eu, &*eu, &cut);
+      Comparison vs_eu =
+          CompareThreadFrames("unwind", pcs_for_eu, "eu-stack", *eu, &names);
       EXPECT_TRUE(vs_eu.ok()) << f.name << ": unwind differs from eu-stack\n"
                               << vs_eu.diff;
-      matched = harness::CountMatchedBoth(pcs, pcs, *eu, gdb->pcs);
+      matched = harness::CountMatchedBoth(pcs, pcs_for_eu, *eu, gdb->pcs);
       totals.threads_nopac += vs_gdb.threads;
       totals.matched_nopac += matched;
+      totals.eu_cut += cut;
     } else {
       totals.threads_pac += vs_gdb.threads;
       totals.matched_pac += matched;
     }
     std::cout << f.name << ": " << vs_gdb.threads << " threads, " << matched
-              << " matched (" << (f.pac() ? "gdb" : "gdb and eu-stack") << ")\n";
+              << " matched (" << (f.pac() ? "gdb" : "gdb and eu-stack");
+    if (cut > 0) std::cout << "; " << cut << " where eu-stack stops at the sigreturn";
+    std::cout << ")\n";
   }
+}
+
+// gdb's frames as the fp-first walk must give them. An aarch64 frame record
+// gives only a lower bound of the caller's sp (arch/frame_pointer.h), and
+// the kernel's signal frame is found at the exact sp of the trampoline: a
+// walk that reaches __kernel_rt_sigreturn through a frame record stops
+// there (no_unwind_info) instead of reading registers from the wrong place.
+// So a thread where gdb shows "<signal handler called>" at frame i is
+// expected to have gdb's frames 0..i; `cut` counts those threads.
+ThreadFrames FpFirstExpected(const GdbMiFrames& gdb, int* cut) {
+  ThreadFrames want = gdb.pcs;
+  for (const auto& [tid, indexes] : gdb.signal_frames) {
+    if (indexes.empty()) continue;
+    std::vector<uint64_t>& pcs = want[tid];
+    if (pcs.size() > static_cast<size_t>(indexes.front()) + 1) {
+      pcs.resize(indexes.front() + 1);
+      ++*cut;
+    }
+  }
+  return want;
+}
+
+// The frame-pointer builds unwound again with --sources=fp,eh_frame: the
+// {x29, x30} frame records first (their x30 signed in the pac builds), CFI
+// where a function has none. gdb's PCs (see FpFirstExpected), and frame
+// records used, in the guest and from the guest's samples on the host.
+TEST_F(LiveAarch64Test, FramePointerWalkEqualsGdb) {
+  const GuestRun& run = GuestRunOnce();
+  unwinder::ModuleCache cache;
+  unwinder::UnwindOptions options;
+  options.max_frames = 4096;
+  absl::StatusOr<unwinder::SourcePolicy> fp_first =
+      unwinder::SourcePolicy::Parse("fp,eh_frame");
+  ASSERT_TRUE(fp_first.ok());
+  options.sources = *fp_first;
+  int fixtures = 0;
+  for (const FixtureRun& f : run.log.fixtures) {
+    if (!absl::StrContains(f.name, "_fp")) continue;
+    ++fixtures;
+    SCOPED_TRACE(f.name);
+    const ToolBlock* b = f.Block("unwind-fp");
+    ASSERT_NE(b, nullptr);
+    ASSERT_EQ(b->exit_code, 0) << f.Block("unwind-fp-stderr")->text;
+    absl::StatusOr<UnwindOutput> fp = harness::ParseUnwindJson(b->text);
+    ASSERT_TRUE(fp.ok()) << fp.status();
+    absl::StatusOr<GdbMiFrames> gdb = ParseGdbMiFrames(f.Block("gdb")->text);
+    ASSERT_TRUE(gdb.ok()) << gdb.status();
+    int cut = 0;
+    const ThreadFrames want = FpFirstExpected(*gdb, &cut);
+    Comparison cmp = CompareThreadFrames("unwind --sources=fp,eh_frame", fp->Pcs(),
+                                         "gdb", want);
+    EXPECT_TRUE(cmp.ok()) << cmp.diff << fp->Describe();
+    int fp_frames = 0;
+    for (const auto& [tid, t] : fp->threads) {
+      for (const harness::UnwindFrame& fr : t.frames) fp_frames += fr.method == "frame_pointer";
+      const bool at_trampoline = want.at(tid).size() < gdb->pcs.at(tid).size();
+      EXPECT_EQ(t.stop, at_trampoline ? "no_unwind_info" : "end_of_stack") << "tid " << tid;
+    }
+    EXPECT_GT(fp_frames, 0);
+    totals.fp_threads += cmp.threads;
+    totals.fp_matched += cmp.matched;
+    totals.fp_frames += fp_frames;
+    totals.fp_cut += cut;
+
+    // The same walk over the samples, on the host (threads whose older
+    // frames are on a stack the sample did not copy are left out, see
+    // GuestSamplesUnwoundOnTheHost).
+    auto c = run.captures.find(f.pid);
+    ASSERT_NE(c, run.captures.end());
+    ThreadFrames host, host_want;
+    for (const CapturedThread& t : c->second.threads) {
+      absl::StatusOr<std::unique_ptr<proc::Target>> target =
+          SampleTarget(c->second, t, run.out_dir + "/root");
+      ASSERT_TRUE(target.ok()) << target.status();
+      unwinder::ProcessStacks stacks = unwinder::UnwindTarget(**target, cache, options);
+      ASSERT_EQ(stacks.threads.size(), 1u);
+      const unwinder::ThreadStack& s = stacks.threads[0];
+      if (s.stop == unwinder::StopReason::kMemoryError && !s.frames.empty() &&
+          !InStackCopy(t, s.frames.back().sp)) {
+        continue;
+      }
+      for (const unwinder::Frame& fr : s.frames) host[t.tid].push_back(fr.pc);
+      host_want[t.tid] = want.at(t.tid);
+    }
+    Comparison on_host =
+        CompareThreadFrames("host snapshot, fp first", host, "gdb", host_want);
+    EXPECT_TRUE(on_host.ok()) << on_host.diff;
+  }
+  EXPECT_EQ(fixtures, 12);
 }
 
 // Every 8-byte word of the thread's stack copy that is a frame's PC with
@@ -256,7 +389,7 @@ int SignedReturnAddresses(const CapturedThread& t, const std::set<uint64_t>& pcs
 }
 
 TEST_F(LiveAarch64Test, NoPacBitsInOutputWhileStacksHoldSignedAddresses) {
-  const GuestRun& run = Run();
+  const GuestRun& run = GuestRunOnce();
   for (const FixtureRun& f : run.log.fixtures) {
     SCOPED_TRACE(f.name);
     absl::StatusOr<UnwindOutput> ours = Ours(f);
@@ -289,7 +422,7 @@ TEST_F(LiveAarch64Test, NoPacBitsInOutputWhileStacksHoldSignedAddresses) {
 }
 
 TEST_F(LiveAarch64Test, SignalFramesThroughTheVdsoSigreturn) {
-  const GuestRun& run = Run();
+  const GuestRun& run = GuestRunOnce();
   int fixtures = 0;
   for (const FixtureRun& f : run.log.fixtures) {
     if (!absl::StartsWith(f.name, "signal_handler_")) continue;
@@ -317,7 +450,7 @@ TEST_F(LiveAarch64Test, SignalFramesThroughTheVdsoSigreturn) {
 }
 
 TEST_F(LiveAarch64Test, TracerPidBackToZero) {
-  const GuestRun& run = Run();
+  const GuestRun& run = GuestRunOnce();
   for (const FixtureRun& f : run.log.fixtures) {
     SCOPED_TRACE(f.name);
     std::map<std::string, int> per_tool;
@@ -375,8 +508,27 @@ absl::StatusOr<std::unique_ptr<proc::Target>> SampleTarget(
       new PacMaskTarget(*std::move(target), c.pac_target));
 }
 
+// A sample holds the stack from SP up to the end of its mapping, as perf's
+// PERF_SAMPLE_STACK_USER does. A thread interrupted on its own stack and
+// now running a handler on an alternate signal stack (signal_handler's
+// altstack thread) has its older frames on a stack the sample did not copy:
+// there the host's walk must end with memory_error right after the frame
+// whose SP left the copy, and equal the guest's frames up to it.
+bool StopsWhereTheCopyEnds(const unwinder::ThreadStack& host,
+                           const harness::UnwindThread& guest,
+                           const CapturedThread& t) {
+  if (host.stop != unwinder::StopReason::kMemoryError || host.frames.empty() ||
+      host.frames.size() >= guest.frames.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < host.frames.size(); ++i) {
+    if (host.frames[i].pc != guest.frames[i].pc) return false;
+  }
+  return !InStackCopy(t, host.frames.back().sp);
+}
+
 TEST_F(LiveAarch64Test, GuestSamplesUnwoundOnTheHost) {
-  const GuestRun& run = Run();
+  const GuestRun& run = GuestRunOnce();
   unwinder::ModuleCache cache;
   unwinder::UnwindOptions options;
   options.max_frames = 4096;
@@ -399,6 +551,11 @@ TEST_F(LiveAarch64Test, GuestSamplesUnwoundOnTheHost) {
       const unwinder::ThreadStack& s = stacks.threads[0];
       auto g = ours->threads.find(t.tid);
       ASSERT_NE(g, ours->threads.end()) << "tid " << t.tid;
+      ++totals.snapshot_threads;
+      if (StopsWhereTheCopyEnds(s, g->second, t)) {
+        ++totals.snapshot_cut;
+        continue;
+      }
       guest[t.tid] = ours->Pcs()[t.tid];
       for (size_t i = 0; i < s.frames.size(); ++i) {
         host[t.tid].push_back(s.frames[i].pc);
@@ -407,10 +564,10 @@ TEST_F(LiveAarch64Test, GuestSamplesUnwoundOnTheHost) {
               << "tid " << t.tid << " frame " << i;
         }
       }
+      EXPECT_EQ(unwinder::StopReasonName(s.stop), g->second.stop) << "tid " << t.tid;
     }
     Comparison cmp = CompareThreadFrames("guest unwind", guest, "host snapshot", host);
     EXPECT_TRUE(cmp.ok()) << cmp.diff;
-    totals.snapshot_threads += cmp.threads;
     totals.snapshot_matched += cmp.matched;
   }
 }
@@ -418,16 +575,21 @@ TEST_F(LiveAarch64Test, GuestSamplesUnwoundOnTheHost) {
 class Summary : public ::testing::Environment {
  public:
   void TearDown() override {
-    if (!Run().skip_reason.empty() || !Run().error.empty()) return;
+    if (!GuestRunOnce().skip_reason.empty() || !GuestRunOnce().error.empty()) return;
     std::cout << "live aarch64: PAC on " << totals.matched_pac << "/"
               << totals.threads_pac << " threads matched (gdb); PAC off "
               << totals.matched_nopac << "/" << totals.threads_nopac
-              << " matched (gdb and eu-stack); " << totals.signal_threads
+              << " matched (gdb and eu-stack; " << totals.eu_cut
+              << " of them compared with eu-stack up to the vDSO sigreturn); "
+              << "--sources=fp,eh_frame " << totals.fp_matched << "/"
+              << totals.fp_threads << " matched gdb (" << totals.fp_frames
+              << " frame_pointer frames); " << totals.signal_threads
               << " threads through the vDSO sigreturn; " << totals.signed_words
               << " signed return addresses on the stacks, none in the output; "
               << totals.tracer_checks << " TracerPid checks; host snapshots "
               << totals.snapshot_matched << "/" << totals.snapshot_threads
-              << " threads matched\n";
+              << " threads matched, and " << totals.snapshot_cut
+              << " up to where the sampled stack ends (alternate signal stack)\n";
   }
 };
 const ::testing::Environment* const kSummary =
