@@ -583,7 +583,8 @@ class Summary : public ::testing::Environment {
               << " of them compared with eu-stack up to the vDSO sigreturn); "
               << "--sources=fp,eh_frame " << totals.fp_matched << "/"
               << totals.fp_threads << " matched gdb (" << totals.fp_frames
-              << " frame_pointer frames); " << totals.signal_threads
+              << " frame_pointer frames; " << totals.fp_cut
+              << " stop at the signal trampoline); " << totals.signal_threads
               << " threads through the vDSO sigreturn; " << totals.signed_words
               << " signed return addresses on the stacks, none in the output; "
               << totals.tracer_checks << " TracerPid checks; host snapshots "
