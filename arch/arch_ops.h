@@ -59,9 +59,11 @@ struct ArchOps {
   // Whether `pc` is in the kernel's sigreturn trampoline (vDSO or libc),
   // recognised by its code bytes read from `code`.
   bool (*is_sigreturn_trampoline)(memory::Memory& code, uint64_t pc);
-  // The interrupted registers from the signal frame the kernel pushed, for
-  // `regs` at the trampoline; OutOfRange if the frame is unreadable.
-  absl::StatusOr<RegisterSet> (*restore_from_sigframe)(memory::Memory& memory,
+  // The interrupted registers from the signal frame the kernel pushed on
+  // `stack`, for `regs` at the trampoline whose code `code` holds;
+  // OutOfRange if the frame is unreadable.
+  absl::StatusOr<RegisterSet> (*restore_from_sigframe)(memory::Memory& code,
+                                                       memory::Memory& stack,
                                                        const RegisterSet& regs);
 
   // ---- Frame pointers ----

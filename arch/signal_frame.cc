@@ -10,14 +10,15 @@ bool IsSigreturnTrampoline(Arch arch, memory::Memory& memory, uint64_t pc) {
   return GetArchOps(arch).is_sigreturn_trampoline(memory, pc);
 }
 
-absl::StatusOr<RegisterSet> RestoreFromSigframe(memory::Memory& memory,
+absl::StatusOr<RegisterSet> RestoreFromSigframe(memory::Memory& code,
+                                                memory::Memory& stack,
                                                 const RegisterSet& regs) {
   const ArchOps& ops = GetArchOps(regs.arch());
-  if (!ops.is_sigreturn_trampoline(memory, regs.pc())) {
+  if (!ops.is_sigreturn_trampoline(code, regs.pc())) {
     return absl::NotFoundError(absl::StrFormat(
         "0x%x is not a %s sigreturn trampoline", regs.pc(), ops.info.name));
   }
-  return ops.restore_from_sigframe(memory, regs);
+  return ops.restore_from_sigframe(code, stack, regs);
 }
 
 }  // namespace unwindd::arch

@@ -5,7 +5,7 @@
 // signal_frame.h.
 //
 //   if (IsSigreturnTrampoline(regs.arch(), mem, regs.pc())) {
-//     absl::StatusOr<RegisterSet> caller = RestoreFromSigframe(mem, regs);
+//     absl::StatusOr<RegisterSet> caller = RestoreFromSigframe(mem, mem, regs);
 //   }
 //
 // The restored PC is the exact interrupted PC (not a return address).
@@ -30,7 +30,10 @@ bool IsSigreturnTrampoline(Arch arch, memory::Memory& memory, uint64_t pc);
 // `regs` are the registers at the trampoline (regs.arch() says which
 // layout). NotFound if regs.pc() is not a trampoline; OutOfRange if the
 // signal frame is unreadable.
-absl::StatusOr<RegisterSet> RestoreFromSigframe(memory::Memory& memory,
+// `code` holds the trampoline's instructions (e.g. the module's file image),
+// `stack` the signal frame (target memory).
+absl::StatusOr<RegisterSet> RestoreFromSigframe(memory::Memory& code,
+                                                memory::Memory& stack,
                                                 const RegisterSet& regs);
 
 }  // namespace unwindd::arch

@@ -39,7 +39,7 @@ TEST(SignalFrameDispatchTest, RestoresEachLayout) {
   memory::testing::MapMemory x64;
   x64.Put(kCode, {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05});
   for (int i = 0; i < 17; ++i) x64.PutLe(kStack + 40 + i * 8, 0x100 + i, 8);
-  absl::StatusOr<RegisterSet> r = RestoreFromSigframe(x64, At(Arch::kX86_64, kCode, kStack));
+  absl::StatusOr<RegisterSet> r = RestoreFromSigframe(x64, x64, At(Arch::kX86_64, kCode, kStack));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->arch(), Arch::kX86_64);
   EXPECT_EQ(r->pc(), 0x110u);
@@ -50,7 +50,7 @@ TEST(SignalFrameDispatchTest, RestoresEachLayout) {
   a64.PutLe(kCode, 0xd2801168, 4);
   a64.PutLe(kCode + 4, 0xd4000001, 4);
   for (int i = 0; i < 34; ++i) a64.PutLe(kStack + 304 + i * 8, 0x200 + i, 8);
-  r = RestoreFromSigframe(a64, At(Arch::kAArch64, kCode + 4, kStack));
+  r = RestoreFromSigframe(a64, a64, At(Arch::kAArch64, kCode + 4, kStack));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->arch(), Arch::kAArch64);
   EXPECT_EQ(r->Get(0), 0x201u);
@@ -63,7 +63,7 @@ TEST(SignalFrameDispatchTest, RestoresEachLayout) {
   x86.Put(kCode, {0xb8, 0xad, 0x00, 0x00, 0x00, 0xcd, 0x80});
   x86.PutLe(kStack + 8, kStack + 0x100, 4);
   for (int i = 0; i < 20; ++i) x86.PutLe(kStack + 0x114 + i * 4, 0x300 + i, 4);
-  r = RestoreFromSigframe(x86, At(Arch::kX86, kCode, kStack));
+  r = RestoreFromSigframe(x86, x86, At(Arch::kX86, kCode, kStack));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->arch(), Arch::kX86);
   EXPECT_EQ(r->pc(), 0x30eu);
@@ -75,7 +75,7 @@ TEST(SignalFrameDispatchTest, NotATrampolineIsNotFound) {
   m.Put(kCode, {0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90});
   for (Arch a : {Arch::kX86_64, Arch::kX86, Arch::kAArch64}) {
     EXPECT_TRUE(absl::IsNotFound(
-        RestoreFromSigframe(m, At(a, kCode, kStack)).status()));
+        RestoreFromSigframe(m, m, At(a, kCode, kStack)).status()));
   }
 }
 

@@ -66,7 +66,7 @@ Step SignalTrampolineStep(memory::Memory& code, memory::Memory& memory,
     return s;
   }
   absl::StatusOr<arch::RegisterSet> caller =
-      arch::RestoreFromSigframe(memory, regs);
+      arch::RestoreFromSigframe(code, memory, regs);
   if (!caller.ok()) return Stop(caller.status());
   Step s;
   s.ok = true;
@@ -299,13 +299,13 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
       signal_frame = step.signal_frame;
       method = step.method;
     }
-    // aarch64: a return address saved after paciasp carries a PAC (Row::
-    // ra_signed); strip every recovered PC, as gdb does, so no signed
-    // address reaches the output or the next lookup.
     if (!regs.Valid(pc_reg)) {
       out.stop = StopReason::kEndOfStack;
       return out;
     }
+    // aarch64: a return address saved after paciasp carries a PAC (Row::
+    // ra_signed); strip every recovered PC, as gdb does, so no signed
+    // address reaches the output or the next lookup.
     if (code_address_mask != 0) {
       regs.set_pc(arch::StripCodeAddress(regs.arch(), regs.GetUnchecked(pc_reg),
                                          code_address_mask));

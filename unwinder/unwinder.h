@@ -45,7 +45,10 @@ struct Frame {
   uint64_t pc = 0;
   uint64_t sp = 0;
   Method method = Method::kInitial;
-  int module = -1;       // index into ProcessStacks::modules, -1 if none
+  // -1 if no module maps pc; else, from UnwindTarget, an index into
+  // ProcessStacks::modules, and from UnwindRegisters, one into the
+  // AddressSpace's modules().
+  int module = -1;
   uint64_t rel_pc = 0;   // pc - load bias (file address), when module >= 0
 };
 

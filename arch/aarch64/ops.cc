@@ -28,8 +28,9 @@ constexpr int kPerfRegs[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
 // SFrame §2.1: SFRAME_ABI_AARCH64_ENDIAN_BIG, _LITTLE.
 constexpr uint8_t kSframeAbis[] = {1, 2};
 
-absl::StatusOr<RegisterSet> Restore(memory::Memory& memory, const RegisterSet& regs) {
-  return RestoreFromSigframe(memory, regs.sp());
+absl::StatusOr<RegisterSet> Restore(memory::Memory& code, memory::Memory& stack,
+                                    const RegisterSet& regs) {
+  return RestoreFromSigframe(stack, regs.sp());
 }
 
 }  // namespace

@@ -70,9 +70,10 @@ Trampoline FindTrampoline(memory::Memory& memory, uint64_t pc) {
   return {};
 }
 
-absl::StatusOr<RegisterSet> RestoreFromSigframe(memory::Memory& memory,
+absl::StatusOr<RegisterSet> RestoreFromSigframe(memory::Memory& code,
+                                                memory::Memory& memory,
                                                 const RegisterSet& regs) {
-  const Trampoline t = FindTrampoline(memory, regs.pc());
+  const Trampoline t = FindTrampoline(code, regs.pc());
   const uint64_t sp = regs.sp();  // at `sig`; 32 bits wide (RegisterSet mask)
   switch (t.kind) {
     case TrampolineKind::kSigreturn:

@@ -53,9 +53,11 @@ inline bool IsSigreturnTrampoline(memory::Memory& memory, uint64_t pc) {
 // Offset of uc_mcontext in ucontext_ia32.
 inline constexpr uint32_t kUcMcontextOffset = 20;
 
-// Registers at the trampoline -> the interrupted registers (DWARF 0-8).
+// Registers at the trampoline -> the interrupted registers (DWARF 0-8), with
+// the trampoline's bytes read from `code` and its frame from `stack`.
 // NotFound if pc is not a trampoline; OutOfRange if the frame is unreadable.
-absl::StatusOr<RegisterSet> RestoreFromSigframe(memory::Memory& memory,
+absl::StatusOr<RegisterSet> RestoreFromSigframe(memory::Memory& code,
+                                                memory::Memory& stack,
                                                 const RegisterSet& regs);
 
 }  // namespace unwindd::arch::x86

@@ -85,14 +85,14 @@ TEST(X86SignalFrameTest, SigreturnBeforePop) {
   memory::testing::MapMemory m = Trampolines();
   m.PutLe(kSp, 10, 4);  // sig
   PutSigcontext(m, kSp + 4);
-  ExpectRestored(RestoreFromSigframe(m, At(kSigreturn, kSp)));
+  ExpectRestored(RestoreFromSigframe(m, m, At(kSigreturn, kSp)));
 }
 
 TEST(X86SignalFrameTest, SigreturnAfterPop) {
   memory::testing::MapMemory m = Trampolines();
   PutSigcontext(m, kSp);  // `pop %eax` consumed sig
-  ExpectRestored(RestoreFromSigframe(m, At(kSigreturn + 1, kSp)));
-  ExpectRestored(RestoreFromSigframe(m, At(kSigreturn + 6, kSp)));
+  ExpectRestored(RestoreFromSigframe(m, m, At(kSigreturn + 1, kSp)));
+  ExpectRestored(RestoreFromSigframe(m, m, At(kSigreturn + 6, kSp)));
 }
 
 TEST(X86SignalFrameTest, RtSigreturnFollowsPuc) {
@@ -103,23 +103,23 @@ TEST(X86SignalFrameTest, RtSigreturnFollowsPuc) {
   m.PutLe(kSp + 4, kSp + 12, 4);
   m.PutLe(kSp + 8, uc, 4);
   PutSigcontext(m, uc + kUcMcontextOffset);
-  ExpectRestored(RestoreFromSigframe(m, At(kRtSigreturn, kSp)));
-  ExpectRestored(RestoreFromSigframe(m, At(kRtSigreturn + 5, kSp)));
+  ExpectRestored(RestoreFromSigframe(m, m, At(kRtSigreturn, kSp)));
+  ExpectRestored(RestoreFromSigframe(m, m, At(kRtSigreturn + 5, kSp)));
 }
 
 TEST(X86SignalFrameTest, Errors) {
   memory::testing::MapMemory m = Trampolines();
   EXPECT_TRUE(absl::IsNotFound(
-      RestoreFromSigframe(m, At(kSigreturn + 3, kSp)).status()));
+      RestoreFromSigframe(m, m, At(kSigreturn + 3, kSp)).status()));
   // Trampoline readable, stack not.
   EXPECT_TRUE(absl::IsOutOfRange(
-      RestoreFromSigframe(m, At(kSigreturn, kSp)).status()));
+      RestoreFromSigframe(m, m, At(kSigreturn, kSp)).status()));
   EXPECT_TRUE(absl::IsOutOfRange(
-      RestoreFromSigframe(m, At(kRtSigreturn, kSp)).status()));
+      RestoreFromSigframe(m, m, At(kRtSigreturn, kSp)).status()));
   // puc points near 4 GiB: the sigcontext would run past it.
   m.PutLe(kSp + 8, 0xffffffe0, 4);
   EXPECT_TRUE(absl::IsOutOfRange(
-      RestoreFromSigframe(m, At(kRtSigreturn, kSp)).status()));
+      RestoreFromSigframe(m, m, At(kRtSigreturn, kSp)).status()));
 }
 
 }  // namespace

@@ -25,8 +25,9 @@ constexpr int kPerfRegs[] = {
 // SFrame §2.1: SFRAME_ABI_AMD64_ENDIAN_LITTLE.
 constexpr uint8_t kSframeAbis[] = {3};
 
-absl::StatusOr<RegisterSet> Restore(memory::Memory& memory, const RegisterSet& regs) {
-  return RestoreFromSigframe(memory, regs.sp());
+absl::StatusOr<RegisterSet> Restore(memory::Memory& code, memory::Memory& stack,
+                                    const RegisterSet& regs) {
+  return RestoreFromSigframe(stack, regs.sp());
 }
 
 bool KeepsFramePointer(absl::Span<const uint8_t> code, FrameAddress at) {
