@@ -1,0 +1,67 @@
+#include "proc/perf/ordered_events.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+namespace unwindd::proc::perf {
+namespace {
+
+bool Before(const OrderedQueue::Entry& a, const OrderedQueue::Entry& b) {
+  return a.time != b.time ? a.time < b.time : a.seq < b.seq;
+}
+
+}  // namespace
+
+absl::Status OrderedQueue::Push(Entry e, const Deliver& deliver) {
+  if (e.time < last_flush_) ++out_of_order_;
+  if (e.time > max_timestamp_) max_timestamp_ = e.time;
+  e.seq = seq_++;
+  if (!queue_.empty() && Before(e, queue_.back())) sorted_ = false;
+  bytes_ += e.copy.size();
+  queue_.push_back(std::move(e));
+  max_queued_ = std::max<uint64_t>(max_queued_, queue_.size());
+  if (queue_.size() > max_events_ || bytes_ > max_bytes_) {
+    ++early_flushes_;
+    return DeliverUpTo(std::numeric_limits<uint64_t>::max(),
+                       std::max<size_t>(1, queue_.size() / 2), deliver);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status OrderedQueue::FlushRound(const Deliver& deliver) {
+  absl::Status s = DeliverUpTo(next_flush_, queue_.size(), deliver);
+  next_flush_ = max_timestamp_;
+  return s;
+}
+
+absl::Status OrderedQueue::FlushAll(const Deliver& deliver) {
+  return DeliverUpTo(std::numeric_limits<uint64_t>::max(), queue_.size(), deliver);
+}
+
+absl::Status OrderedQueue::DeliverUpTo(uint64_t limit, size_t count,
+                                       const Deliver& deliver) {
+  if (queue_.empty()) return absl::OkStatus();
+  if (!sorted_) {
+    std::sort(queue_.begin(), queue_.end(), Before);
+    sorted_ = true;
+  }
+  size_t n = 0;
+  while (n < queue_.size() && n < count && queue_[n].time <= limit) ++n;
+  absl::Status status;
+  size_t done = 0;
+  for (; done < n; ++done) {
+    Entry& e = queue_[done];
+    last_flush_ = e.time;
+    bytes_ -= e.copy.size();
+    status = deliver(e);
+    if (!status.ok()) {
+      ++done;
+      break;
+    }
+  }
+  queue_.erase(queue_.begin(), queue_.begin() + done);
+  return status;
+}
+
+}  // namespace unwindd::proc::perf

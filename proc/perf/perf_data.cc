@@ -1,0 +1,574 @@
+#include "proc/perf/perf_data.h"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace unwindd::proc::perf {
+namespace {
+
+absl::Status BadSize(uint64_t offset, uint64_t size) {
+  return absl::DataLossError(absl::StrFormat(
+      "record at 0x%x says it is %d bytes (at least %d): the records after "
+      "it cannot be found",
+      offset, size, kRecordHeaderSize));
+}
+
+// Bytes in our address space: a mapped file or a caller's buffer.
+class MappedReader final : public PerfDataReader {
+ public:
+  MappedReader(Limits limits, const uint8_t* base, size_t size, bool owned)
+      : PerfDataReader(limits), base_(base), size_(size), owned_(owned) {}
+  ~MappedReader() override {
+    if (owned_ && base_ != nullptr) {
+      munmap(const_cast<uint8_t*>(base_), size_);
+    }
+  }
+
+  absl::Status Init() {
+    absl::Span<const uint8_t> all(base_, size_);
+    absl::StatusOr<FileHeader> h = ParseFileHeader(all);
+    if (!h.ok() && absl::IsFailedPrecondition(h.status())) {
+      // A pipe recording saved to a file (perf reads these too).
+      absl::Status s = ParsePipeHeader(all);
+      if (!s.ok()) return s;
+      pipe_mode_ = true;
+      pos_ = kPipeHeaderSize;
+      end_ = size_;
+      return absl::OkStatus();
+    }
+    if (!h.ok()) return h.status();
+    file_header_ = *h;
+    absl::Status s = ParseAttrSection(all, file_header_, attrs_);
+    if (!s.ok()) return s;
+    if (attrs_.empty()) {
+      return absl::DataLossError("perf.data has no event attributes");
+    }
+    const FileSection& d = file_header_.data;
+    if (d.offset > size_ || d.offset < kFileHeaderSize) {
+      return absl::DataLossError(absl::StrFormat(
+          "data section at 0x%x is outside the %d-byte file", d.offset, size_));
+    }
+    pos_ = d.offset;
+    if (d.size == 0 && size_ > d.offset) {
+      // perf writes the final header when it ends; killed before that, the
+      // data size is still 0 and there are no feature sections.
+      Warn(0, "the header's data size is 0 (perf record did not finish?): "
+              "reading records up to the end of the file, without features");
+      end_ = size_;
+      return absl::OkStatus();
+    }
+    if (d.size > size_ - d.offset) {
+      Warn(0, absl::StrFormat("the data section [0x%x, +0x%x) runs past the "
+                              "end of the %d-byte file (truncated?)",
+                              d.offset, d.size, size_));
+      end_ = size_;
+      return absl::OkStatus();
+    }
+    end_ = d.offset + d.size;
+    ParseFeatureSections(all, file_header_, info_, attrs_, warnings_);
+    return absl::OkStatus();
+  }
+
+ protected:
+  absl::Status NextRecord(absl::Span<const uint8_t>& record, uint64_t& offset,
+                          bool& truncated) override {
+    record = {};
+    truncated = false;
+    offset = pos_;
+    if (pos_ >= end_) return absl::OkStatus();
+    if (end_ - pos_ < kRecordHeaderSize) {
+      truncated = true;
+      return absl::OkStatus();
+    }
+    const uint16_t size = Load16(base_ + pos_ + 6);
+    if (size < kRecordHeaderSize) return BadSize(pos_, size);
+    if (size > end_ - pos_) {
+      truncated = true;
+      return absl::OkStatus();
+    }
+    record = absl::MakeConstSpan(base_ + pos_, size);
+    pos_ += size;
+    return absl::OkStatus();
+  }
+
+  absl::Status SkipPayload(uint64_t n) override {
+    if (n > end_ - pos_) {
+      return absl::DataLossError(absl::StrFormat(
+          "a %d-byte payload at 0x%x runs past the end of the data at 0x%x", n,
+          pos_, end_));
+    }
+    pos_ += n;
+    return absl::OkStatus();
+  }
+
+  absl::Span<const uint8_t> RecordAt(uint64_t offset, uint32_t size) override {
+    return absl::MakeConstSpan(base_ + offset, size);
+  }
+  bool MustCopy() const override { return false; }
+
+ private:
+  const uint8_t* base_;
+  size_t size_;
+  bool owned_;
+  uint64_t pos_ = 0;
+  uint64_t end_ = 0;
+};
+
+// read() until `n` bytes, EOF or an error; returns the bytes read or -errno.
+ssize_t ReadFull(int fd, uint8_t* dst, size_t n) {
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = ::read(fd, dst + done, n - done);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (r == 0) break;
+    done += r;
+  }
+  return static_cast<ssize_t>(done);
+}
+
+// A pipe-mode stream, read once, one record at a time.
+class StreamReader final : public PerfDataReader {
+ public:
+  StreamReader(Limits limits, memory::ScopedFd fd)
+      : PerfDataReader(limits), fd_(std::move(fd)), buffer_(65536) {}
+
+  absl::Status Init() {
+    uint8_t header[kPipeHeaderSize];
+    ssize_t n = ReadFull(fd_.get(), header, sizeof(header));
+    if (n < 0) return absl::ErrnoToStatus(-n, "reading the perf pipe header");
+    absl::Span<const uint8_t> h(header, n);
+    if (n == static_cast<ssize_t>(kPipeHeaderSize) && Load64(header) == kMagic &&
+        Load64(header + 8) != kPipeHeaderSize) {
+      return absl::InvalidArgumentError(
+          "this is a perf.data file in file format (its header points back "
+          "and forth in the file): open it as a file, not as a stream");
+    }
+    absl::Status s = ParsePipeHeader(h);
+    if (!s.ok()) return s;
+    pipe_mode_ = true;
+    offset_ = kPipeHeaderSize;
+    return absl::OkStatus();
+  }
+
+ protected:
+  absl::Status NextRecord(absl::Span<const uint8_t>& record, uint64_t& offset,
+                          bool& truncated) override {
+    record = {};
+    truncated = false;
+    offset = offset_;
+    ssize_t n = ReadFull(fd_.get(), buffer_.data(), kRecordHeaderSize);
+    if (n < 0) return absl::ErrnoToStatus(-n, absl::StrFormat("reading at 0x%x", offset_));
+    if (n == 0) return absl::OkStatus();
+    if (n < static_cast<ssize_t>(kRecordHeaderSize)) {
+      truncated = true;
+      return absl::OkStatus();
+    }
+    const uint16_t size = Load16(buffer_.data() + 6);
+    if (size < kRecordHeaderSize) return BadSize(offset_, size);
+    n = ReadFull(fd_.get(), buffer_.data() + kRecordHeaderSize,
+                 size - kRecordHeaderSize);
+    if (n < 0) return absl::ErrnoToStatus(-n, absl::StrFormat("reading at 0x%x", offset_));
+    if (n < size - static_cast<ssize_t>(kRecordHeaderSize)) {
+      truncated = true;
+      return absl::OkStatus();
+    }
+    record = absl::MakeConstSpan(buffer_.data(), size);
+    offset_ += size;
+    return absl::OkStatus();
+  }
+
+  absl::Status SkipPayload(uint64_t n) override {
+    uint8_t scratch[16384];
+    while (n > 0) {
+      size_t want = std::min<uint64_t>(n, sizeof(scratch));
+      ssize_t r = ReadFull(fd_.get(), scratch, want);
+      if (r < 0) return absl::ErrnoToStatus(-r, "skipping a payload");
+      if (r < static_cast<ssize_t>(want)) {
+        return absl::DataLossError(absl::StrFormat(
+            "the stream ends inside a payload at 0x%x", offset_ + r));
+      }
+      n -= r;
+      offset_ += r;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Span<const uint8_t> RecordAt(uint64_t, uint32_t) override { return {}; }
+  bool MustCopy() const override { return true; }
+
+ private:
+  memory::ScopedFd fd_;
+  std::vector<uint8_t> buffer_;  // one record: at most 64 KiB
+  uint64_t offset_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenFile(
+    const std::string& path, Limits limits) {
+  memory::ScopedFd fd = memory::OpenCloexec(path.c_str(), O_RDONLY);
+  if (!fd.valid()) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
+  struct stat st;
+  if (fstat(fd.get(), &st) != 0) return absl::ErrnoToStatus(errno, absl::StrCat("fstat ", path));
+  if (!S_ISREG(st.st_mode)) {
+    // A FIFO or a character device: read it as a stream.
+    return OpenStream(std::move(fd), limits);
+  }
+  if (st.st_size == 0) {
+    return absl::DataLossError(absl::StrCat(path, ": empty file, not perf.data"));
+  }
+  void* map = mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+  if (map == MAP_FAILED) return absl::ErrnoToStatus(errno, absl::StrCat("mmap ", path));
+  auto r = std::unique_ptr<MappedReader>(new MappedReader(
+      limits, static_cast<const uint8_t*>(map), st.st_size, /*owned=*/true));
+  absl::Status s = r->Init();
+  if (!s.ok()) return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+  return std::unique_ptr<PerfDataReader>(std::move(r));
+}
+
+absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenStream(
+    memory::ScopedFd fd, Limits limits) {
+  auto r = std::unique_ptr<StreamReader>(new StreamReader(limits, std::move(fd)));
+  absl::Status s = r->Init();
+  if (!s.ok()) return s;
+  return std::unique_ptr<PerfDataReader>(std::move(r));
+}
+
+absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenBuffer(
+    absl::Span<const uint8_t> bytes, Limits limits) {
+  auto r = std::unique_ptr<MappedReader>(
+      new MappedReader(limits, bytes.data(), bytes.size(), /*owned=*/false));
+  absl::Status s = r->Init();
+  if (!s.ok()) return s;
+  return std::unique_ptr<PerfDataReader>(std::move(r));
+}
+
+void PerfDataReader::Warn(uint64_t offset, absl::string_view what) {
+  warnings_.Add(offset == 0 ? std::string(what)
+                            : absl::StrFormat("0x%x: %s", offset, what));
+}
+
+uint64_t PerfDataReader::TimeOf(uint32_t type, absl::Span<const uint8_t> record,
+                                int attr_index) const {
+  if (attrs_.empty()) return 0;
+  if (type == kRecordSample) {
+    if (attr_index < 0) return 0;
+    const uint64_t t = attrs_.at(attr_index).sample_type;
+    if (!(t & kSampleTime)) return 0;
+    const uint64_t pos = kRecordHeaderSize + 8 * (((t & kSampleIdentifier) != 0) +
+                                                  ((t & kSampleIp) != 0) +
+                                                  ((t & kSampleTid) != 0));
+    return record.size() >= pos + 8 ? Load64(record.data() + pos) : 0;
+  }
+  const EventAttr& a = attrs_.at(attr_index < 0 ? 0 : attr_index);
+  if (!a.sample_id_all() || !(a.sample_type & kSampleTime)) return 0;
+  const uint64_t trailer = SampleIdSize(a.sample_type);
+  if (record.size() < kRecordHeaderSize + trailer) return 0;
+  const uint64_t pos =
+      record.size() - trailer + ((a.sample_type & kSampleTid) ? 8 : 0);
+  return Load64(record.data() + pos);
+}
+
+absl::Status PerfDataReader::Read(EventHandler& handler) {
+  if (read_called_) {
+    return absl::FailedPreconditionError("PerfDataReader::Read called twice");
+  }
+  read_called_ = true;
+  OrderedQueue queue(limits_.max_queued_events, limits_.max_queued_bytes);
+  OrderedQueue::Deliver deliver = [&](OrderedQueue::Entry& e) {
+    absl::Span<const uint8_t> rec =
+        e.copy.empty() ? RecordAt(e.offset, e.size) : absl::MakeConstSpan(e.copy);
+    return Deliver(rec, e.offset, e.attr_index, handler);
+  };
+  absl::Status status;
+  for (;;) {
+    absl::Span<const uint8_t> rec;
+    uint64_t offset;
+    bool truncated;
+    status = NextRecord(rec, offset, truncated);
+    if (!status.ok()) break;
+    if (truncated) {
+      Warn(offset, "the data ends inside this record (truncated file?); "
+                   "the records before it are used");
+      break;
+    }
+    if (rec.empty()) break;
+    if (stats_.records >= limits_.max_records) {
+      Warn(offset, absl::StrFormat("more than %d records; the rest is not read",
+                                   limits_.max_records));
+      break;
+    }
+    ++stats_.records;
+    const uint32_t type = Load32(rec.data());
+    if (type >= kRecordUserTypeStart) {
+      status = HandleUserRecord(rec, offset, queue, handler);
+      if (!status.ok()) break;
+      continue;
+    }
+    const int attr_index = attrs_.ForRecord(type, rec);
+    const uint64_t time = TimeOf(type, rec, attr_index);
+    if (time == 0 || time == ~uint64_t{0}) {
+      // perf delivers records without a timestamp at once (-ETIME).
+      status = Deliver(rec, offset, attr_index, handler);
+    } else {
+      OrderedQueue::Entry e;
+      e.time = time;
+      e.offset = offset;
+      e.size = static_cast<uint32_t>(rec.size());
+      e.attr_index = attr_index;
+      if (MustCopy()) e.copy.assign(rec.begin(), rec.end());
+      status = queue.Push(std::move(e), deliver);
+    }
+    if (!status.ok()) break;
+  }
+  if (status.ok()) status = queue.FlushAll(deliver);
+  stats_.out_of_order = queue.out_of_order();
+  stats_.early_flushes = queue.early_flushes();
+  stats_.max_queued = queue.max_queued();
+  if (stats_.out_of_order > 0) {
+    Warn(0, absl::StrFormat("%d records arrived after later ones had been "
+                            "delivered (delivered late, as perf does)",
+                            stats_.out_of_order));
+  }
+  return status;
+}
+
+absl::Status PerfDataReader::HandleUserRecord(absl::Span<const uint8_t> rec,
+                                              uint64_t offset, OrderedQueue& queue,
+                                              EventHandler& handler) {
+  const uint32_t type = Load32(rec.data());
+  switch (type) {
+    case kRecordFinishedRound: {
+      ++stats_.rounds;
+      OrderedQueue::Deliver deliver = [&](OrderedQueue::Entry& e) {
+        absl::Span<const uint8_t> r =
+            e.copy.empty() ? RecordAt(e.offset, e.size) : absl::MakeConstSpan(e.copy);
+        return Deliver(r, e.offset, e.attr_index, handler);
+      };
+      return queue.FlushRound(deliver);
+    }
+    case kRecordHeaderAttr: {
+      // struct perf_record_header_attr: header, attr (attr.size bytes),
+      // then the event's ids to the end of the record.
+      if (rec.size() < kRecordHeaderSize + kAttrSizeVer0) {
+        return absl::DataLossError(absl::StrFormat(
+            "HEADER_ATTR at 0x%x: %d bytes cannot hold an attr", offset, rec.size()));
+      }
+      uint32_t size = Load32(rec.data() + kRecordHeaderSize + kAttrOffSize);
+      if (size == 0) size = kAttrSizeVer0;
+      if (size < kAttrSizeVer0 || size > rec.size() - kRecordHeaderSize) {
+        return absl::DataLossError(absl::StrFormat(
+            "HEADER_ATTR at 0x%x: attr of %d bytes in a %d-byte record", offset,
+            size, rec.size()));
+      }
+      EventAttr attr;
+      absl::Status s = ParseEventAttr(rec.subspan(kRecordHeaderSize, size), attr);
+      if (!s.ok()) return s;
+      for (size_t p = kRecordHeaderSize + size; p + 8 <= rec.size(); p += 8) {
+        attr.ids.push_back(Load64(rec.data() + p));
+      }
+      s = attrs_.Add(std::move(attr));
+      if (!s.ok()) {
+        return absl::DataLossError(absl::StrFormat("HEADER_ATTR at 0x%x: %s",
+                                                   offset, s.message()));
+      }
+      break;
+    }
+    case kRecordHeaderTracingData: {
+      // struct perf_record_header_tracing_data { header; u32 size; u32 pad; }
+      // and `size` bytes of tracing data after the record.
+      if (rec.size() < kRecordHeaderSize + 4) {
+        return absl::DataLossError(absl::StrFormat(
+            "HEADER_TRACING_DATA at 0x%x is %d bytes", offset, rec.size()));
+      }
+      uint64_t size = Load32(rec.data() + kRecordHeaderSize);
+      size = (size + 7) & ~uint64_t{7};
+      if (size > limits_.max_payload_bytes) {
+        return absl::DataLossError(absl::StrFormat(
+            "HEADER_TRACING_DATA at 0x%x: %d bytes of tracing data (at most %d)",
+            offset, size, limits_.max_payload_bytes));
+      }
+      return SkipPayload(size);
+    }
+    case kRecordAuxtrace: {
+      // struct perf_record_auxtrace { header; u64 size; ... }: `size`
+      // bytes of trace data follow the record.
+      if (rec.size() < kRecordHeaderSize + 8) {
+        return absl::DataLossError(absl::StrFormat(
+            "AUXTRACE at 0x%x is %d bytes", offset, rec.size()));
+      }
+      uint64_t size = Load64(rec.data() + kRecordHeaderSize);
+      if (size > limits_.max_payload_bytes) {
+        return absl::DataLossError(absl::StrFormat(
+            "AUXTRACE at 0x%x: %d bytes of trace (at most %d)", offset, size,
+            limits_.max_payload_bytes));
+      }
+      return SkipPayload(size);
+    }
+    case kRecordHeaderBuildId: {
+      BuildIdEntry e;
+      absl::Status s = ParseBuildIdEvent(rec, e);
+      if (!s.ok()) {
+        Warn(offset, absl::StrCat("HEADER_BUILD_ID: ", s.message(), "; skipped"));
+      } else if (info_.build_ids.size() < kMaxBuildIds) {
+        info_.build_ids.push_back(std::move(e));
+      }
+      break;
+    }
+    case kRecordIdIndex: {
+      // struct perf_record_id_index { header; u64 nr; entries[nr] of
+      // { u64 id, idx, cpu, tid } } (newer perf appends more after them).
+      if (rec.size() < kRecordHeaderSize + 8) break;
+      const uint64_t nr = Load64(rec.data() + kRecordHeaderSize);
+      if (nr > (rec.size() - 16) / 32) {
+        Warn(offset, absl::StrFormat("ID_INDEX of %d entries does not fit in "
+                                     "%d bytes; skipped", nr, rec.size()));
+        break;
+      }
+      for (uint64_t i = 0; i < nr; ++i) {
+        const uint8_t* entry = rec.data() + 16 + 32 * i;
+        const uint64_t id = Load64(entry);
+        const uint64_t idx = Load64(entry + 8);
+        if (attrs_.IndexOfId(id) < 0 && idx < attrs_.size()) {
+          absl::Status s = attrs_.AddId(idx, id);
+          if (!s.ok()) {
+            Warn(offset, absl::StrCat("ID_INDEX: ", s.message()));
+            break;
+          }
+        }
+      }
+      break;
+    }
+    case kRecordEventUpdate: {
+      // struct perf_record_event_update { header; u64 type; u64 id; ... }.
+      if (rec.size() < kRecordHeaderSize + 16) break;
+      if (Load64(rec.data() + 8) != kEventUpdateName) break;
+      const int index = attrs_.IndexOfId(Load64(rec.data() + 16));
+      if (index < 0) break;
+      absl::Span<const uint8_t> name = rec.subspan(24);
+      size_t n = 0;
+      while (n < name.size() && name[n] != 0) ++n;
+      attrs_.mutable_at(index).name.assign(reinterpret_cast<const char*>(name.data()), n);
+      break;
+    }
+    case kRecordHeaderFeature: {
+      // struct perf_record_header_feature { header; u64 feat_id; data }.
+      if (rec.size() < kRecordHeaderSize + 8) break;
+      const uint64_t feat = Load64(rec.data() + 8);
+      if (feat >= kFeatureBits) break;
+      absl::Status s = ParseFeature(static_cast<int>(feat), rec.subspan(16), info_, attrs_);
+      if (!s.ok()) {
+        Warn(offset, absl::StrFormat("HEADER_FEATURE %d: %s; skipped", feat,
+                                     s.message()));
+      }
+      break;
+    }
+    case kRecordCompressed:
+      ++stats_.skipped;
+      if (!warned_compressed_) {
+        warned_compressed_ = true;
+        Warn(offset, "zstd-compressed records (perf record -z) are not "
+                     "supported; they are skipped");
+      }
+      break;
+    default:
+      // HEADER_EVENT_TYPE, TIME_CONV, THREAD_MAP, CPU_MAP, STAT*,
+      // FINISHED_INIT, AUXTRACE_INFO/ERROR and later types: nothing to
+      // unwind with; their size is in their header.
+      break;
+  }
+  if (type == kRecordHeaderAttr && !warned_id_positions_ && !attrs_.IdPositionsAgree()) {
+    warned_id_positions_ = true;
+    Warn(offset, "the events disagree on where a record's id is (perf: "
+                 "\"non matching sample_type\"); records are matched with the "
+                 "first event's layout");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PerfDataReader::Deliver(absl::Span<const uint8_t> rec, uint64_t offset,
+                                     int attr_index, EventHandler& handler) {
+  Event e;
+  e.type = Load32(rec.data());
+  e.misc = Load16(rec.data() + 4);
+  e.offset = offset;
+  e.record = rec;
+  e.attr_index = attr_index;
+  auto skip = [&](absl::string_view why) {
+    ++stats_.skipped;
+    Warn(offset, why);
+    return absl::OkStatus();
+  };
+  if (e.type == kRecordSample) {
+    if (attr_index < 0) {
+      return skip("sample of an event id no attr names; skipped");
+    }
+    const EventAttr& attr = attrs_.at(attr_index);
+    absl::Status s = ParseSample(rec, attr, e.sample);
+    if (!s.ok()) return skip(absl::StrCat("PERF_RECORD_SAMPLE: ", s.message(), "; skipped"));
+    const uint64_t t = attr.sample_type;
+    e.id.pid = e.sample.pid;
+    e.id.tid = e.sample.tid;
+    e.id.has_tid = t & kSampleTid;
+    e.id.time = e.sample.time;
+    e.id.has_time = t & kSampleTime;
+    e.id.id = e.sample.id;
+    e.id.has_id = t & (kSampleId | kSampleIdentifier);
+    e.id.stream_id = e.sample.stream_id;
+    e.id.cpu = e.sample.cpu;
+    e.id.has_cpu = t & kSampleCpu;
+    ++stats_.samples;
+  } else {
+    const EventAttr* attr =
+        attrs_.empty() ? nullptr : &attrs_.at(attr_index < 0 ? 0 : attr_index);
+    uint64_t trailer = 0;
+    if (attr != nullptr && attr->sample_id_all()) {
+      trailer = SampleIdSize(attr->sample_type);
+      absl::Status s = ParseSampleIdTrailer(rec, attr->sample_type, e.id);
+      if (!s.ok()) return skip(absl::StrFormat("record type %d: %s; skipped", e.type, s.message()));
+    }
+    absl::Status s;
+    switch (e.type) {
+      case kRecordMmap:
+        s = ParseMmap(rec, trailer, e.mmap);
+        break;
+      case kRecordMmap2:
+        s = ParseMmap2(rec, trailer, e.mmap);
+        break;
+      case kRecordComm:
+        s = ParseComm(rec, trailer, e.comm);
+        break;
+      case kRecordFork:
+      case kRecordExit:
+        s = ParseTask(rec, trailer, e.task);
+        break;
+      case kRecordLost:
+        s = ParseLost(rec, trailer, e.lost);
+        if (s.ok()) stats_.lost += e.lost.lost;
+        break;
+      case kRecordThrottle:
+      case kRecordUnthrottle:
+        s = ParseThrottle(rec, trailer, e.throttle);
+        break;
+      default:
+        break;  // delivered undecoded; a handler may look at `record`
+    }
+    if (!s.ok()) return skip(absl::StrCat(s.message(), "; skipped"));
+  }
+  ++stats_.events;
+  return handler.OnEvent(e);
+}
+
+}  // namespace unwindd::proc::perf

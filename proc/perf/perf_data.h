@@ -1,0 +1,166 @@
+// A reader of perf.data as `perf record` writes it — a file (header,
+// attrs, data section, feature sections) or pipe mode (`perf record -o -`:
+// a 16-byte header, then records, attrs and features arriving as
+// synthesized PERF_RECORD_HEADER_* records) — that delivers every record,
+// decoded, in timestamp order (ordered_events.h).
+//
+//   absl::StatusOr<std::unique_ptr<PerfDataReader>> r =
+//       PerfDataReader::OpenFile("perf.data");
+//   class Printer : public EventHandler {
+//     absl::Status OnEvent(const Event& e) override {
+//       if (e.type == kRecordSample) use(e.sample);
+//       return absl::OkStatus();
+//     }
+//   } printer;
+//   absl::Status s = (*r)->Read(printer);
+//   for (const std::string& w : (*r)->warnings().kept()) ...
+//
+// A file is mapped read-only, never copied to the heap; a stream is read
+// one record at a time (plus the records a round holds back for
+// ordering). Nothing from the input is trusted: a header or record
+// framing that cannot be followed is DataLoss naming the offset; a single
+// record that does not decode is skipped with a warning; a truncated file
+// gives what it has plus a warning.
+#ifndef UNWINDD_PROC_PERF_PERF_DATA_H_
+#define UNWINDD_PROC_PERF_PERF_DATA_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "memory/scoped_fd.h"
+#include "proc/perf/header.h"
+#include "proc/perf/ordered_events.h"
+#include "proc/perf/records.h"
+#include "proc/perf/warnings.h"
+
+namespace unwindd::proc::perf {
+
+inline constexpr uint64_t kMaxRecords = uint64_t{1} << 32;
+// A payload that follows its record in the stream (HEADER_TRACING_DATA,
+// AUXTRACE) is skipped; this bounds how much of it we read to skip it.
+inline constexpr uint64_t kMaxPayloadBytes = uint64_t{1} << 30;
+
+struct Limits {
+  uint64_t max_records = kMaxRecords;
+  uint64_t max_queued_events = kMaxQueuedEvents;
+  uint64_t max_queued_bytes = kMaxQueuedBytes;
+  uint64_t max_payload_bytes = kMaxPayloadBytes;
+};
+
+// One decoded record. Spans and string_views point into the record and
+// are valid only during the OnEvent call.
+struct Event {
+  uint32_t type = 0;   // kRecord*
+  uint16_t misc = 0;
+  uint64_t offset = 0;  // file offset (pipe mode: stream offset)
+  absl::Span<const uint8_t> record;  // header included
+  int attr_index = -1;  // the attr that wrote it; -1 if unknown
+  // Time and ids: the sample's own, or a non-sample's sample_id trailer.
+  SampleId id;
+  // Filled according to `type`:
+  Sample sample;        // kRecordSample
+  MmapEvent mmap;       // kRecordMmap, kRecordMmap2
+  CommEvent comm;       // kRecordComm
+  TaskEvent task;       // kRecordFork, kRecordExit
+  LostEvent lost;       // kRecordLost
+  ThrottleEvent throttle;  // kRecordThrottle, kRecordUnthrottle
+};
+
+class EventHandler {
+ public:
+  virtual ~EventHandler() = default;
+  // A non-OK status stops Read(), which returns it.
+  virtual absl::Status OnEvent(const Event& event) = 0;
+};
+
+struct ReadStats {
+  uint64_t records = 0;  // every record read, synthesized ones included
+  uint64_t samples = 0;  // delivered
+  uint64_t events = 0;   // delivered kernel records of every type
+  uint64_t skipped = 0;  // records that did not decode, or of no known attr
+  uint64_t lost = 0;     // sum of PERF_RECORD_LOST counts
+  uint64_t rounds = 0;   // FINISHED_ROUND records
+  uint64_t out_of_order = 0;
+  uint64_t early_flushes = 0;
+  uint64_t max_queued = 0;
+};
+
+class PerfDataReader {
+ public:
+  // A perf.data file in either format (perf, too, reads a saved pipe
+  // recording). NotFound / PermissionDenied from open; DataLoss or
+  // Unimplemented for what is not a supported perf.data.
+  static absl::StatusOr<std::unique_ptr<PerfDataReader>> OpenFile(
+      const std::string& path, Limits limits = {});
+  // A pipe-mode stream on `fd` (a pipe, a socket, stdin), read once.
+  static absl::StatusOr<std::unique_ptr<PerfDataReader>> OpenStream(
+      memory::ScopedFd fd, Limits limits = {});
+  // Bytes in memory, either format (tests, fuzzers). `bytes` must outlive
+  // the reader.
+  static absl::StatusOr<std::unique_ptr<PerfDataReader>> OpenBuffer(
+      absl::Span<const uint8_t> bytes, Limits limits = {});
+
+  virtual ~PerfDataReader() = default;
+
+  bool pipe_mode() const { return pipe_mode_; }
+  // File mode: complete after Open. Pipe mode: grows while Read() goes on
+  // (HEADER_ATTR, HEADER_FEATURE, HEADER_BUILD_ID, EVENT_UPDATE records).
+  const AttrSet& attrs() const { return attrs_; }
+  const RecordingInfo& info() const { return info_; }
+  const FileHeader& file_header() const { return file_header_; }
+  const Warnings& warnings() const { return warnings_; }
+  const ReadStats& stats() const { return stats_; }
+
+  // Delivers every record once, in time order. Call once.
+  absl::Status Read(EventHandler& handler);
+
+ protected:
+  explicit PerfDataReader(Limits limits) : limits_(limits) {}
+
+  // The next record of the data: its bytes (valid until the next call) and
+  // offset. OK with an empty span at the end; `truncated` set if the input
+  // ended inside a record.
+  virtual absl::Status NextRecord(absl::Span<const uint8_t>& record,
+                                  uint64_t& offset, bool& truncated) = 0;
+  // Skips `n` bytes that follow the last record (a payload).
+  virtual absl::Status SkipPayload(uint64_t n) = 0;
+  // The bytes of a record queued earlier at `offset` (mapped input only).
+  virtual absl::Span<const uint8_t> RecordAt(uint64_t offset, uint32_t size) = 0;
+  // Whether queued records must be copied (streams).
+  virtual bool MustCopy() const = 0;
+  // Adds a warning, prefixed with the offset unless it is 0.
+  void Warn(uint64_t offset, absl::string_view what);
+
+  Limits limits_;
+  bool pipe_mode_ = false;
+  FileHeader file_header_;
+  AttrSet attrs_;
+  RecordingInfo info_;
+  Warnings warnings_;
+  ReadStats stats_;
+
+ private:
+  // A user record (type >= 64), handled as it arrives.
+  absl::Status HandleUserRecord(absl::Span<const uint8_t> record, uint64_t offset,
+                                OrderedQueue& queue, EventHandler& handler);
+  // Decodes and hands one kernel record to `handler`; records that do not
+  // decode become warnings.
+  absl::Status Deliver(absl::Span<const uint8_t> record, uint64_t offset,
+                       int attr_index, EventHandler& handler);
+  // The timestamp perf would queue the record with; 0 if it has none.
+  uint64_t TimeOf(uint32_t type, absl::Span<const uint8_t> record,
+                  int attr_index) const;
+
+  bool read_called_ = false;
+  bool warned_id_positions_ = false;
+  bool warned_compressed_ = false;
+};
+
+}  // namespace unwindd::proc::perf
+
+#endif  // UNWINDD_PROC_PERF_PERF_DATA_H_
