@@ -164,8 +164,9 @@ inline constexpr uint32_t kRecordHeaderFeature = 80;
 inline constexpr uint32_t kRecordCompressed = 81;
 inline constexpr uint32_t kRecordFinishedInit = 82;
 
-// PERF_RECORD_EVENT_UPDATE's type for an event name.
-inline constexpr uint64_t kEventUpdateName = 1;
+// PERF_RECORD_EVENT_UPDATE's types (tools/lib/perf/include/perf/event.h:
+// UNIT 0, SCALE 1, NAME 2, CPUS 3); only the name is read.
+inline constexpr uint64_t kEventUpdateName = 2;
 
 // --- Feature sections: enum HEADER_* in tools/perf/util/header.h ---
 inline constexpr int kFeatTracingData = 1;

@@ -61,6 +61,12 @@ int Main(int argc, char** argv) {
     last = c;
     stats = (*r)->stats();
     if (i == 0) {
+      for (const EventAttr& a : (*r)->attrs().attrs()) {
+        std::printf("attr type %u config %lu sample_type 0x%lx ids %zu name '%s'\n",
+                    a.type, a.config, a.sample_type, a.ids.size(), a.name.c_str());
+      }
+      std::printf("arch '%s' build-ids %zu\n", (*r)->info().arch.c_str(),
+                  (*r)->info().build_ids.size());
       for (const std::string& w : (*r)->warnings().kept()) {
         std::fprintf(stderr, "warning: %s\n", w.c_str());
       }

@@ -31,6 +31,12 @@ const ProcessTable* ProcessMaps::Find(uint32_t pid) const {
   return it == tables_.end() ? nullptr : it->second.get();
 }
 
+const std::string& ProcessMaps::ThreadComm(uint32_t tid) const {
+  static const std::string kEmpty;
+  auto it = thread_comms_.find(tid);
+  return it == thread_comms_.end() ? kEmpty : it->second;
+}
+
 ProcessTable* ProcessMaps::Get(uint32_t pid) {
   auto it = tables_.find(pid);
   if (it != tables_.end()) return it->second.get();
@@ -121,6 +127,11 @@ void ProcessMaps::Mmap(const MmapEvent& m, uint64_t time) {
 }
 
 void ProcessMaps::Fork(const TaskEvent& f) {
+  if (thread_comms_.size() >= kMaxThreads) thread_comms_.clear();
+  auto parent_comm = thread_comms_.find(f.ptid);
+  std::string name =
+      parent_comm == thread_comms_.end() ? std::string() : parent_comm->second;
+  thread_comms_[f.tid] = std::move(name);
   if (f.pid == f.ppid) {
     // A new thread: it shares its process's table.
     Get(f.pid);
@@ -147,6 +158,8 @@ void ProcessMaps::Exit(const TaskEvent& x) {
 }
 
 void ProcessMaps::Comm(const CommEvent& c) {
+  if (thread_comms_.size() >= kMaxThreads) thread_comms_.clear();
+  thread_comms_[c.tid] = std::string(c.comm);
   ProcessTable* t = Get(c.pid);
   if (t == nullptr) return;
   if (c.pid == c.tid) t->comm = std::string(c.comm);

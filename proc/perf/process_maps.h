@@ -34,6 +34,7 @@ namespace unwindd::proc::perf {
 // The kernel's default vm.max_map_count is 65530.
 inline constexpr size_t kMaxMappingsPerProcess = 65536;
 inline constexpr size_t kMaxProcesses = 65536;
+inline constexpr size_t kMaxThreads = 1 << 20;  // names kept
 
 // PROT_* and MAP_SHARED as MMAP2 carries them (asm-generic/mman-common.h).
 inline constexpr uint32_t kProtRead = 1;
@@ -82,6 +83,9 @@ class ProcessMaps {
 
   // The table of `pid` now, or nullptr if nothing is known of it.
   const ProcessTable* Find(uint32_t pid) const;
+  // The thread's name now (COMM; a new thread inherits its creator's, as
+  // perf's thread__fork does); "" if unknown.
+  const std::string& ThreadComm(uint32_t tid) const;
   size_t processes() const { return tables_.size(); }
   const Warnings& warnings() const { return warnings_; }
 
@@ -98,6 +102,7 @@ class ProcessMaps {
   const size_t max_mappings_;
   const size_t max_processes_;
   absl::flat_hash_map<uint32_t, std::unique_ptr<ProcessTable>> tables_;
+  absl::flat_hash_map<uint32_t, std::string> thread_comms_;  // bounded below
   uint64_t generation_ = 0;
   Warnings warnings_;
 };

@@ -1,0 +1,80 @@
+// Our unwound frames printed the way `perf script` prints a sample of a
+// `perf record --call-graph dwarf` recording, so that a user can diff the
+// two line by line:
+//
+//   busy 25068   539.397690:     250000 cpu-clock: 
+//   	           10a9 [unknown] (/tmp/busy)
+//   	          27249 [unknown] (/usr/lib/x86_64-linux-gnu/libc.so.6)
+//   <blank line>
+//
+// The header is perf script's default for a software event recorded per
+// thread (comm, tid, [cpu when recorded], time, period, event name); each
+// frame is "\t%16x SYMBOL (DSO)" with what perf puts there, except that we
+// never have symbols (the project is symbol-free) and print "[unknown]",
+// perf's own word for an address without one.
+//
+// The address perf prints for a user frame (tools/perf/util/
+// unwind-libunwind-local.c get_entries, unwind-libdw.c frame_callback, and
+// thread.c / machine.c unwind_entry):
+//   - the frame's lookup address: the PC itself for frame 0 and for the
+//     frame a signal interrupted, the return address minus 1 for every
+//     other caller (perf "decrements the IP for any non-activation
+//     frames", as dwfl_frame_pc's isactivation tells);
+//   - converted with map__map_ip() of the perf mapping (one MMAP/MMAP2
+//     record) holding it: address - map start + map pgoff, i.e. the file
+//     offset — not our rel_pc, which is the ELF virtual address;
+//   - unchanged for anonymous memory ("//anon", "[stack]", "[heap]"...,
+//     perf's identity__map_ip), and printed as "[unknown] ([unknown])"
+//     outside every mapping.
+//
+// Depends only on //unwinder (and the proc::Mapping it exposes), so that
+// the CLI can use it for `unwind perf --format=perf-script`.
+#ifndef UNWINDD_SERVICE_CLI_PERF_SCRIPT_PERF_SCRIPT_H_
+#define UNWINDD_SERVICE_CLI_PERF_SCRIPT_PERF_SCRIPT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "proc/maps.h"
+#include "unwinder/unwinder.h"
+
+namespace unwindd::cli {
+
+struct PerfScriptHeader {
+  std::string comm;
+  uint32_t tid = 0;
+  std::optional<uint32_t> cpu;  // only when the recording has CPU
+  uint64_t time_ns = 0;         // perf_clock nanoseconds
+  uint64_t period = 0;
+  std::string event;            // "cpu-clock"
+};
+
+// "comm tid [cpu] sec.usec: period event: \n"
+std::string FormatPerfScriptHeader(const PerfScriptHeader& h);
+
+// The address perf script prints for frame `i` of `frames` and the DSO
+// name it prints with it ("[unknown]" outside every mapping). `mappings`
+// are the target's, sorted by start (proc::Target::mappings()).
+struct PerfFrameAddress {
+  uint64_t address = 0;
+  std::string dso;
+};
+PerfFrameAddress PerfScriptAddress(absl::Span<const unwinder::Frame> frames,
+                                   size_t i,
+                                   absl::Span<const proc::Mapping> mappings);
+
+// One "\t%16x [unknown] (dso)\n" line per frame of `stack`.
+std::string FormatPerfScriptFrames(const unwinder::ThreadStack& stack,
+                                   absl::Span<const proc::Mapping> mappings);
+
+// Kernel callchain entries (PERF_SAMPLE_CALLCHAIN below
+// PERF_CONTEXT_USER, markers removed) the way perf prints them above the
+// user frames: "\t%16x [unknown] ([kernel.kallsyms])\n".
+std::string FormatPerfScriptKernelFrames(absl::Span<const uint64_t> ips);
+
+}  // namespace unwindd::cli
+
+#endif  // UNWINDD_SERVICE_CLI_PERF_SCRIPT_PERF_SCRIPT_H_

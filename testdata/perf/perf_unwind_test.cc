@@ -1,0 +1,247 @@
+// End to end (issue 13): record a CPU-bound fixture with `perf record
+// --call-graph dwarf`, unwind every sample in-process through
+// proc::perf's snapshot target and unwinder::UnwindTarget, and compare
+// each sample with `perf script --no-inline`: the header line, and the
+// user frames, mapped the way perf prints them
+// (service/cli/perf_script/perf_script.h states the rule).
+//
+// Differences are counted by cause; every cause but the ones named below
+// fails the test.
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "gtest/gtest.h"
+#include "proc/perf/perf_data.h"
+#include "proc/perf/perf_snapshot.h"
+#include "proc/perf/process_maps.h"
+#include "proc/perf/testing/recording.h"
+#include "service/cli/perf_script/perf_script.h"
+#include "testdata/harness/tools.h"
+#include "unwinder/unwinder.h"
+
+namespace unwindd {
+namespace {
+
+using proc::perf::testing::Mode;
+
+struct Frame {
+  uint64_t address = 0;
+  std::string dso;
+  bool operator==(const Frame& o) const {
+    return address == o.address && dso == o.dso;
+  }
+};
+
+std::string Describe(const std::vector<Frame>& frames) {
+  std::string out;
+  for (const Frame& f : frames) absl::StrAppendFormat(&out, "  %x (%s)\n", f.address, f.dso);
+  return out;
+}
+
+struct ScriptSample {
+  std::string header;  // with its "\n"
+  std::vector<Frame> user;
+};
+
+// perf script's kernel frames: [kernel.kallsyms] and modules, at kernel
+// addresses (the top half of the address space on x86_64 and aarch64).
+bool IsKernelFrame(const Frame& f) {
+  return f.address >= 0xffff800000000000ULL || f.dso == "[kernel.kallsyms]";
+}
+
+// Blocks of "header\n\tADDR SYM (DSO)\n...\n\n".
+std::vector<ScriptSample> ParsePerfScript(const std::string& text) {
+  std::vector<ScriptSample> out;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (line.empty()) continue;
+    if (line[0] != '\t') {
+      out.push_back({absl::StrCat(line, "\n"), {}});
+      continue;
+    }
+    if (out.empty()) continue;
+    absl::string_view rest = absl::StripLeadingAsciiWhitespace(line);
+    size_t space = rest.find(' ');
+    Frame f;
+    if (!absl::SimpleHexAtoi(rest.substr(0, space), &f.address)) continue;
+    size_t open = rest.rfind(" (");
+    if (open != absl::string_view::npos && absl::EndsWith(rest, ")")) {
+      f.dso = std::string(rest.substr(open + 2, rest.size() - open - 3));
+    }
+    if (!IsKernelFrame(f)) out.back().user.push_back(f);
+  }
+  return out;
+}
+
+struct OurSample {
+  std::string header;
+  std::vector<Frame> user;
+  unwinder::StopReason stop = unwinder::StopReason::kEndOfStack;
+  std::string stop_detail;
+  std::string error;  // the sample could not be prepared
+};
+
+// Every sample of `path`, unwound.
+class Unwinder : public proc::perf::EventHandler {
+ public:
+  Unwinder(const proc::perf::PerfDataReader& reader, proc::perf::SnapshotOptions o)
+      : reader_(reader), snap_(reader.info(), std::move(o)) {}
+
+  absl::Status OnEvent(const proc::perf::Event& e) override {
+    maps_.Apply(e);
+    if (e.type != proc::perf::kRecordSample) return absl::OkStatus();
+    const proc::perf::EventAttr& attr = reader_.attrs().at(e.attr_index);
+    OurSample s;
+    cli::PerfScriptHeader h;
+    h.comm = maps_.ThreadComm(e.sample.tid);
+    h.tid = e.sample.tid;
+    if (attr.sample_type & proc::perf::kSampleCpu) h.cpu = e.sample.cpu;
+    h.time_ns = e.sample.time;
+    h.period = e.sample.period;
+    h.event = attr.name;
+    s.header = cli::FormatPerfScriptHeader(h);
+    absl::StatusOr<proc::perf::PerfSnapshotter::Prepared> p =
+        snap_.Prepare(e.sample, attr, maps_.Find(e.sample.pid));
+    if (!p.ok()) {
+      s.error = std::string(p.status().message());
+      samples.push_back(std::move(s));
+      return absl::OkStatus();
+    }
+    Space& space = spaces_[e.sample.pid];
+    if (space.target_id != p->target_id) {
+      space.space.reset();
+      space.target = p->target;
+      space.target_id = p->target_id;
+      space.space = std::make_unique<unwinder::AddressSpace>(*space.target, cache_);
+    }
+    unwinder::ProcessStacks stacks =
+        unwinder::UnwindTarget(*space.target, *space.space, options_);
+    p->target->ClearSample();
+    if (stacks.threads.size() != 1) {
+      s.error = "no thread unwound";
+    } else {
+      const unwinder::ThreadStack& t = stacks.threads[0];
+      s.stop = t.stop;
+      s.stop_detail = t.stop_detail;
+      for (size_t i = 0; i < t.frames.size(); ++i) {
+        cli::PerfFrameAddress a =
+            cli::PerfScriptAddress(t.frames, i, space.target->mappings());
+        s.user.push_back({a.address, a.dso});
+      }
+    }
+    samples.push_back(std::move(s));
+    return absl::OkStatus();
+  }
+
+  std::vector<OurSample> samples;
+
+ private:
+  struct Space {
+    uint64_t target_id = 0;
+    std::shared_ptr<proc::SnapshotTarget> target;
+    std::unique_ptr<unwinder::AddressSpace> space;
+  };
+  const proc::perf::PerfDataReader& reader_;
+  proc::perf::ProcessMaps maps_;
+  proc::perf::PerfSnapshotter snap_;
+  unwinder::ModuleCache cache_;
+  unwinder::UnwindOptions options_;
+  std::map<uint32_t, Space> spaces_;
+};
+
+bool IsPrefix(const std::vector<Frame>& a, const std::vector<Frame>& b) {
+  if (a.size() > b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!(a[i] == b[i])) return false;
+  }
+  return true;
+}
+
+class PerfUnwindTest : public ::testing::TestWithParam<std::pair<std::string, Mode>> {};
+
+TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
+  const std::string reason = proc::perf::testing::CannotRecordReason();
+  if (!reason.empty()) GTEST_SKIP() << reason;
+  const auto& [fixture, mode] = GetParam();
+  const std::string dir = ::testing::TempDir();
+  absl::StatusOr<std::string> data = proc::perf::testing::RecordWithPerf(
+      {harness::FixturePath(absl::StrCat("perf/", fixture))}, dir,
+      absl::StrCat(fixture, mode == Mode::kPipe ? "_pipe" : "_file"), mode,
+      absl::Seconds(1.5));
+  ASSERT_TRUE(data.ok()) << data.status();
+  absl::StatusOr<std::string> text =
+      proc::perf::testing::PerfScript(*data, {"--no-inline"});
+  ASSERT_TRUE(text.ok()) << text.status();
+  std::vector<ScriptSample> theirs = ParsePerfScript(*text);
+
+  absl::StatusOr<std::unique_ptr<proc::perf::PerfDataReader>> reader =
+      proc::perf::PerfDataReader::OpenFile(*data);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  proc::perf::SnapshotOptions options;
+  options.buildid_dir = proc::perf::testing::BuildIdDir(dir);
+  Unwinder ours(**reader, options);
+  ASSERT_TRUE((*reader)->Read(ours).ok());
+  for (const std::string& w : (*reader)->warnings().kept()) ADD_FAILURE() << w;
+
+  ASSERT_EQ(ours.samples.size(), theirs.size());
+  ASSERT_GT(theirs.size(), 100u) << "too few samples to say anything";
+  std::map<std::string, int> causes;
+  int shown = 0;
+  for (size_t i = 0; i < theirs.size(); ++i) {
+    const OurSample& o = ours.samples[i];
+    const ScriptSample& t = theirs[i];
+    EXPECT_EQ(o.header, t.header) << "sample " << i;
+    std::string cause;
+    if (!o.error.empty()) {
+      cause = t.user.empty() ? "no_user_frames_both" : "not_prepared";
+    } else if (o.user == t.user) {
+      cause = "match";
+    } else if (o.stop == unwinder::StopReason::kMemoryError &&
+               absl::StrContains(o.stop_detail, "saved") && IsPrefix(o.user, t.user)) {
+      // TODO(issue 13): the unwinder reads every saved register eagerly; in
+      // an epilogue the CFI still names a save slot below SP, outside the
+      // stack copy, and the walk stops. The lead is making register
+      // recovery lazy (unwinder/cfi); then this cause must disappear and
+      // this branch go.
+      cause = "epilogue_saved_register_below_sp";
+    } else {
+      cause = "other";
+      if (shown++ < 10) {
+        ADD_FAILURE() << "sample " << i << " " << t.header << "perf:\n"
+                      << Describe(t.user) << "ours (stop "
+                      << unwinder::StopReasonName(o.stop) << ": " << o.stop_detail
+                      << "):\n"
+                      << Describe(o.user) << o.error;
+      }
+    }
+    ++causes[cause];
+  }
+  std::string summary;
+  for (const auto& [cause, n] : causes) absl::StrAppend(&summary, cause, "=", n, " ");
+  std::printf("%s %s: %zu samples: %s\n", fixture.c_str(),
+              mode == Mode::kPipe ? "pipe" : "file", theirs.size(), summary.c_str());
+  EXPECT_EQ(causes["other"], 0) << summary;
+  EXPECT_EQ(causes["not_prepared"], 0) << summary;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, PerfUnwindTest,
+    ::testing::Values(std::make_pair("perf_busy_O2_nofp_pie", Mode::kFile),
+                      std::make_pair("perf_busy_O2_nofp_pie", Mode::kPipe),
+                      std::make_pair("perf_busy_O0_fp_pie", Mode::kFile),
+                      std::make_pair("perf_busy_O2_fp_nopie", Mode::kFile)),
+    [](const auto& info) {
+      return absl::StrCat(info.param.first,
+                          info.param.second == Mode::kPipe ? "_pipe" : "_file");
+    });
+
+}  // namespace
+}  // namespace unwindd
