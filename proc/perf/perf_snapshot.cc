@@ -1,6 +1,8 @@
 #include "proc/perf/perf_snapshot.h"
 
 #include <fcntl.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -12,6 +14,7 @@
 #include "memory/memory.h"
 #include "memory/scoped_fd.h"
 #include "proc/core_elf.h"
+#include "proc/maps.h"
 #include "proc/snapshot_target_regs.h"
 
 namespace unwindd::proc::perf {
@@ -65,6 +68,23 @@ std::string BuildIdLink(const std::string& dir, const std::string& id,
 }
 
 }  // namespace
+
+absl::StatusOr<OwnVdso> ReadOwnVdso() {
+  absl::StatusOr<std::vector<Mapping>> maps = ReadMaps(getpid());
+  if (!maps.ok()) return maps.status();
+  for (const Mapping& m : *maps) {
+    if (m.path != "[vdso]") continue;
+    if (m.end - m.start > kMaxVdsoBytes) break;
+    // Our own memory: a plain copy.
+    auto bytes = std::make_shared<std::vector<uint8_t>>(m.end - m.start);
+    std::memcpy(bytes->data(), reinterpret_cast<const void*>(m.start), bytes->size());
+    SpanMemory mem(*bytes);
+    absl::StatusOr<std::string> id = BuildIdOf(mem);
+    if (!id.ok()) return id.status();
+    return OwnVdso{std::move(bytes), *id};
+  }
+  return absl::NotFoundError("this process has no [vdso] mapping");
+}
 
 absl::StatusOr<arch::Arch> ArchOfSample(const std::string& header_arch,
                                         uint64_t regs_abi, uint64_t regs_mask) {
@@ -187,6 +207,19 @@ std::shared_ptr<const std::vector<uint8_t>> PerfSnapshotter::Vdso(
       break;
     }
   }
+  if (image == nullptr && options_.use_own_vdso) {
+    if (!own_vdso_read_) {
+      own_vdso_read_ = true;
+      own_vdso_ = ReadOwnVdso();
+    }
+    struct utsname u;
+    const bool same_kernel =
+        uname(&u) == 0 && !info_.os_release.empty() && info_.os_release == u.release;
+    if (own_vdso_.ok() && (build_id.empty() ? same_kernel
+                                            : own_vdso_->build_id == build_id)) {
+      image = own_vdso_->image;
+    }
+  }
   if (image == nullptr && options_.find_vdso) image = options_.find_vdso(build_id);
   vdsos_.emplace(build_id, image);
   return image;
@@ -222,7 +255,7 @@ absl::StatusOr<std::shared_ptr<SnapshotTarget>> PerfSnapshotter::Build(
     const std::string& path = m.path();
     if (path == "[vdso]") {
       sm.build_id = RecordedBuildId(m);
-      if (!sm.build_id.empty()) sm.image = Vdso(sm.build_id);
+      sm.image = Vdso(sm.build_id);
     } else if (IsFilePath(path)) {
       sm.build_id = RecordedBuildId(m);
       sm.file = Open(path, sm.build_id).file;

@@ -58,11 +58,17 @@ struct SnapshotOptions {
   // perf's build-id cache directory (perf record's default is ~/.debug);
   // "" to use none.
   std::string buildid_dir;
-  // A [vdso] image for a build-id when the cache has none (e.g. the
-  // caller's own vDSO when its build-id matches); null: none.
+  // A [vdso] image for a build-id ("" when the recording has none, as in
+  // pipe mode) when the cache has none; null: none.
   std::function<std::shared_ptr<const std::vector<uint8_t>>(
       const std::string& build_id)>
       find_vdso;
+  // Use this process's own vDSO for [vdso] when its build-id is the
+  // recording's, or, when the recording names none (pipe mode), when the
+  // recording's kernel release (HEADER_OSRELEASE) is this machine's. perf
+  // does the latter unconditionally (tools/perf/util/vdso.c copies its own
+  // vDSO), which is right only for a recording of this kernel.
+  bool use_own_vdso = false;
 };
 
 // What happened to one recorded file.
@@ -82,6 +88,13 @@ struct FileReport {
 // another architecture.
 absl::StatusOr<arch::Arch> ArchOfSample(const std::string& header_arch,
                                         uint64_t regs_abi, uint64_t regs_mask);
+
+// This process's [vdso] bytes and their build-id; NotFound without one.
+struct OwnVdso {
+  std::shared_ptr<const std::vector<uint8_t>> image;
+  std::string build_id;
+};
+absl::StatusOr<OwnVdso> ReadOwnVdso();
 
 class PerfSnapshotter {
  public:
@@ -136,6 +149,8 @@ class PerfSnapshotter {
   std::list<uint32_t> lru_;  // pids, most recently used first
   uint64_t next_target_id_ = 1;
   std::vector<uint64_t> regs_scratch_;
+  bool own_vdso_read_ = false;
+  absl::StatusOr<OwnVdso> own_vdso_ = absl::NotFoundError("not read");
 };
 
 }  // namespace unwindd::proc::perf

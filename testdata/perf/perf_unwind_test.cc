@@ -8,6 +8,7 @@
 // Differences are counted by cause; every cause but the ones named below
 // fails the test.
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -165,6 +166,23 @@ bool IsPrefix(const std::vector<Frame>& a, const std::vector<Frame>& b) {
   return true;
 }
 
+// Whether `f` (perf's frame 0, exact) is the instruction right after
+// `mov $15,%rax; syscall` (x86_64 rt_sigreturn), read from the file.
+bool IsAfterSigreturnSyscall(const Frame& f) {
+  FILE* file = fopen(f.dso.c_str(), "rb");
+  if (file == nullptr || f.address < 9) {
+    if (file) fclose(file);
+    return false;
+  }
+  unsigned char code[9];
+  bool ok = fseek(file, static_cast<long>(f.address - 9), SEEK_SET) == 0 &&
+            fread(code, 1, 9, file) == 9;
+  fclose(file);
+  static const unsigned char kSigreturn[9] = {0x48, 0xc7, 0xc0, 0x0f, 0x00,
+                                              0x00, 0x00, 0x0f, 0x05};
+  return ok && memcmp(code, kSigreturn, 9) == 0;
+}
+
 class PerfUnwindTest : public ::testing::TestWithParam<std::pair<std::string, Mode>> {};
 
 TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
@@ -187,6 +205,9 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
   ASSERT_TRUE(reader.ok()) << reader.status();
   proc::perf::SnapshotOptions options;
   options.buildid_dir = proc::perf::testing::BuildIdDir(dir);
+  // As perf script does for a pipe recording, which names no [vdso]
+  // build-id: the recording is of this machine's kernel.
+  options.use_own_vdso = true;
   Unwinder ours(**reader, options);
   ASSERT_TRUE((*reader)->Read(ours).ok());
   for (const std::string& w : (*reader)->warnings().kept()) ADD_FAILURE() << w;
@@ -204,6 +225,17 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
       cause = t.user.empty() ? "no_user_frames_both" : "not_prepared";
     } else if (o.user == t.user) {
       cause = "match";
+    } else if (o.error.empty() && o.user.size() == 1 && !t.user.empty() &&
+               o.user[0] == t.user[0] &&
+               o.stop == unwinder::StopReason::kNoUnwindInfo &&
+               IsAfterSigreturnSyscall(t.user[0])) {
+      // TODO(issue 13): frame 0 is the instruction after the rt_sigreturn
+      // syscall of glibc's __restore_rt (the sample hit the kernel inside
+      // sigreturn), one past the end of the FDE glibc gives __restore_rt
+      // (x86_64 libc: [0x3c04f, 0x3c059), pc 0x3c059), so no CFI covers
+      // it and our walk stops; perf (libunwind) recognises the sigreturn
+      // frame. An unwinder bug (reported to the lead), not a reader one.
+      cause = "frame0_after_rt_sigreturn_syscall";
     } else if (o.stop == unwinder::StopReason::kMemoryError &&
                absl::StrContains(o.stop_detail, "saved") && IsPrefix(o.user, t.user)) {
       // TODO(issue 13): the unwinder reads every saved register eagerly; in
@@ -230,6 +262,9 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
               mode == Mode::kPipe ? "pipe" : "file", theirs.size(), summary.c_str());
   EXPECT_EQ(causes["other"], 0) << summary;
   EXPECT_EQ(causes["not_prepared"], 0) << summary;
+  // At least the cause TODO(issue 13) names must be rare; the lead tightens
+  // this to 0 with the lazy register recovery.
+  EXPECT_LT(causes["epilogue_saved_register_below_sp"], theirs.size() / 20) << summary;
 }
 
 INSTANTIATE_TEST_SUITE_P(
