@@ -333,7 +333,13 @@ absl::Status PerfDataReader::Read(EventHandler& handler) {
     }
     if (!status.ok()) break;
   }
-  if (status.ok()) status = queue.FlushAll(deliver);
+  // After bad input, what came before it is still delivered (a partial
+  // result), and the error returned; after the handler's own error,
+  // nothing more.
+  if (!handler_failed_) {
+    absl::Status flushed = queue.FlushAll(deliver);
+    if (status.ok()) status = flushed;
+  }
   stats_.out_of_order = queue.out_of_order();
   stats_.early_flushes = queue.early_flushes();
   stats_.max_queued = queue.max_queued();
@@ -568,7 +574,9 @@ absl::Status PerfDataReader::Deliver(absl::Span<const uint8_t> rec, uint64_t off
     if (!s.ok()) return skip(absl::StrCat(s.message(), "; skipped"));
   }
   ++stats_.events;
-  return handler.OnEvent(e);
+  absl::Status s = handler.OnEvent(e);
+  if (!s.ok()) handler_failed_ = true;
+  return s;
 }
 
 }  // namespace unwindd::proc::perf

@@ -116,7 +116,10 @@ class PerfDataReader {
   const Warnings& warnings() const { return warnings_; }
   const ReadStats& stats() const { return stats_; }
 
-  // Delivers every record once, in time order. Call once.
+  // Delivers every record once, in time order. Call once. Input that
+  // cannot be followed (a record framing error) is DataLoss naming the
+  // offset, after every record before it was delivered; a non-OK status
+  // from the handler stops at once and is returned.
   absl::Status Read(EventHandler& handler);
 
  protected:
@@ -157,6 +160,7 @@ class PerfDataReader {
                   int attr_index) const;
 
   bool read_called_ = false;
+  bool handler_failed_ = false;
   bool warned_id_positions_ = false;
   bool warned_compressed_ = false;
 };

@@ -49,6 +49,7 @@ SampleSpec AllFieldsSpec() {
   s.raw = {1, 2, 3, 4};  // 4 + 4 bytes: ends 8-aligned
   s.branch_nr = 2;
   s.branch_hw_idx = 9;
+  s.regs_abi = kRegsAbi64;
   s.regs = {0x1111, 0x2222, 0x3333};
   s.stack = std::vector<uint8_t>(64, 0xab);
   s.dyn_size = 40;

@@ -82,7 +82,7 @@ struct SampleSpec {
   std::vector<uint8_t> raw;           // written with its u32 size
   uint64_t branch_nr = 0;
   uint64_t branch_hw_idx = 0;         // written with BRANCH_HW_INDEX
-  uint64_t regs_abi = kRegsAbi64;
+  uint64_t regs_abi = kRegsAbiNone;  // kRegsAbi64 with `regs`
   std::vector<uint64_t> regs;         // one per bit of sample_regs_user
   std::vector<uint8_t> stack;         // STACK_USER data (size = its size)
   uint64_t dyn_size = 0;
