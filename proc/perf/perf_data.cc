@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -123,42 +124,29 @@ class MappedReader final : public PerfDataReader {
   uint64_t end_ = 0;
 };
 
-// read() until `n` bytes, EOF or an error; returns the bytes read or -errno.
-ssize_t ReadFull(int fd, uint8_t* dst, size_t n) {
-  size_t done = 0;
-  while (done < n) {
-    ssize_t r = ::read(fd, dst + done, n - done);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return -errno;
-    }
-    if (r == 0) break;
-    done += r;
-  }
-  return static_cast<ssize_t>(done);
-}
-
-// A pipe-mode stream, read once, one record at a time.
+// A pipe-mode stream, read once, front to back, through a buffer of
+// kStreamBuffer bytes (a record is at most 64 KiB, so one always fits).
 class StreamReader final : public PerfDataReader {
  public:
+  static constexpr size_t kStreamBuffer = 1 << 20;
+
   StreamReader(Limits limits, memory::ScopedFd fd)
-      : PerfDataReader(limits), fd_(std::move(fd)), buffer_(65536) {}
+      : PerfDataReader(limits), fd_(std::move(fd)), buffer_(kStreamBuffer) {}
 
   absl::Status Init() {
-    uint8_t header[kPipeHeaderSize];
-    ssize_t n = ReadFull(fd_.get(), header, sizeof(header));
-    if (n < 0) return absl::ErrnoToStatus(-n, "reading the perf pipe header");
-    absl::Span<const uint8_t> h(header, n);
-    if (n == static_cast<ssize_t>(kPipeHeaderSize) && Load64(header) == kMagic &&
-        Load64(header + 8) != kPipeHeaderSize) {
+    absl::StatusOr<bool> got = Fill(kPipeHeaderSize);
+    if (!got.ok()) return got.status();
+    absl::Span<const uint8_t> h(buffer_.data() + begin_, end_ - begin_);
+    if (h.size() >= kPipeHeaderSize && Load64(h.data()) == kMagic &&
+        Load64(h.data() + 8) != kPipeHeaderSize) {
       return absl::InvalidArgumentError(
           "this is a perf.data file in file format (its header points back "
           "and forth in the file): open it as a file, not as a stream");
     }
     absl::Status s = ParsePipeHeader(h);
     if (!s.ok()) return s;
+    Consume(kPipeHeaderSize);
     pipe_mode_ = true;
-    offset_ = kPipeHeaderSize;
     return absl::OkStatus();
   }
 
@@ -168,39 +156,38 @@ class StreamReader final : public PerfDataReader {
     record = {};
     truncated = false;
     offset = offset_;
-    ssize_t n = ReadFull(fd_.get(), buffer_.data(), kRecordHeaderSize);
-    if (n < 0) return absl::ErrnoToStatus(-n, absl::StrFormat("reading at 0x%x", offset_));
-    if (n == 0) return absl::OkStatus();
-    if (n < static_cast<ssize_t>(kRecordHeaderSize)) {
-      truncated = true;
+    absl::StatusOr<bool> got = Fill(kRecordHeaderSize);
+    if (!got.ok()) return got.status();
+    if (!*got) {
+      truncated = end_ > begin_;  // a partial header
       return absl::OkStatus();
     }
-    const uint16_t size = Load16(buffer_.data() + 6);
+    const uint16_t size = Load16(buffer_.data() + begin_ + 6);
     if (size < kRecordHeaderSize) return BadSize(offset_, size);
-    n = ReadFull(fd_.get(), buffer_.data() + kRecordHeaderSize,
-                 size - kRecordHeaderSize);
-    if (n < 0) return absl::ErrnoToStatus(-n, absl::StrFormat("reading at 0x%x", offset_));
-    if (n < size - static_cast<ssize_t>(kRecordHeaderSize)) {
+    got = Fill(size);
+    if (!got.ok()) return got.status();
+    if (!*got) {
       truncated = true;
       return absl::OkStatus();
     }
-    record = absl::MakeConstSpan(buffer_.data(), size);
-    offset_ += size;
+    record = absl::MakeConstSpan(buffer_.data() + begin_, size);
+    Consume(size);
     return absl::OkStatus();
   }
 
   absl::Status SkipPayload(uint64_t n) override {
-    uint8_t scratch[16384];
     while (n > 0) {
-      size_t want = std::min<uint64_t>(n, sizeof(scratch));
-      ssize_t r = ReadFull(fd_.get(), scratch, want);
-      if (r < 0) return absl::ErrnoToStatus(-r, "skipping a payload");
-      if (r < static_cast<ssize_t>(want)) {
-        return absl::DataLossError(absl::StrFormat(
-            "the stream ends inside a payload at 0x%x", offset_ + r));
+      if (begin_ == end_) {
+        absl::StatusOr<bool> got = Fill(1);
+        if (!got.ok()) return got.status();
+        if (!*got) {
+          return absl::DataLossError(absl::StrFormat(
+              "the stream ends inside a payload at 0x%x", offset_));
+        }
       }
-      n -= r;
-      offset_ += r;
+      const uint64_t take = std::min<uint64_t>(n, end_ - begin_);
+      Consume(take);
+      n -= take;
     }
     return absl::OkStatus();
   }
@@ -209,9 +196,38 @@ class StreamReader final : public PerfDataReader {
   bool MustCopy() const override { return true; }
 
  private:
+  void Consume(uint64_t n) {
+    begin_ += n;
+    offset_ += n;
+  }
+
+  // Makes `want` (<= kStreamBuffer) bytes available at begin_; false at
+  // the end of the stream before that. The record handed out last is
+  // consumed already, so moving the rest to the front is safe.
+  absl::StatusOr<bool> Fill(size_t want) {
+    if (end_ - begin_ >= want) return true;
+    if (begin_ > 0) {
+      std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+    }
+    while (end_ < want) {
+      ssize_t r = ::read(fd_.get(), buffer_.data() + end_, buffer_.size() - end_);
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return absl::ErrnoToStatus(errno, absl::StrFormat("reading at 0x%x", offset_));
+      }
+      if (r == 0) return false;
+      end_ += r;
+    }
+    return true;
+  }
+
   memory::ScopedFd fd_;
-  std::vector<uint8_t> buffer_;  // one record: at most 64 KiB
-  uint64_t offset_ = 0;
+  std::vector<uint8_t> buffer_;
+  size_t begin_ = 0;  // unconsumed bytes are [begin_, end_)
+  size_t end_ = 0;
+  uint64_t offset_ = 0;  // stream offset of buffer_[begin_]
 };
 
 }  // namespace
