@@ -106,6 +106,16 @@ inline constexpr uint64_t kRegsAbiNone = 0;
 inline constexpr uint64_t kRegsAbi32 = 1;
 inline constexpr uint64_t kRegsAbi64 = 2;
 
+// enum perf_callchain_context: markers inside PERF_SAMPLE_CALLCHAIN, each
+// saying whose addresses follow.
+inline constexpr uint64_t kContextHv = static_cast<uint64_t>(-32);
+inline constexpr uint64_t kContextKernel = static_cast<uint64_t>(-128);
+inline constexpr uint64_t kContextUser = static_cast<uint64_t>(-512);
+inline constexpr uint64_t kContextGuest = static_cast<uint64_t>(-2048);
+inline constexpr uint64_t kContextGuestKernel = static_cast<uint64_t>(-2176);
+inline constexpr uint64_t kContextGuestUser = static_cast<uint64_t>(-2560);
+inline constexpr uint64_t kContextMax = static_cast<uint64_t>(-4095);
+
 // --- perf_event_header.misc ---
 inline constexpr uint16_t kMiscCpumodeMask = 7;
 inline constexpr uint16_t kMiscKernel = 1;

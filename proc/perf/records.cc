@@ -300,6 +300,20 @@ absl::Status ParseSample(absl::Span<const uint8_t> record, const EventAttr& attr
   return absl::OkStatus();
 }
 
+std::vector<uint64_t> KernelCallchain(const Sample& s) {
+  std::vector<uint64_t> out;
+  bool kernel = false;
+  for (size_t i = 0; i < s.callchain.size(); ++i) {
+    const uint64_t ip = s.callchain[i];
+    if (ip >= kContextMax) {
+      kernel = ip == kContextKernel;
+      continue;
+    }
+    if (kernel) out.push_back(ip);
+  }
+  return out;
+}
+
 absl::Status ParseMmap(absl::Span<const uint8_t> record, uint64_t trailer,
                        MmapEvent& out) {
   out = MmapEvent{};

@@ -134,6 +134,11 @@ struct Sample {
 absl::Status ParseSample(absl::Span<const uint8_t> record, const EventAttr& attr,
                          Sample& out);
 
+// The kernel part of a sample's callchain (the addresses after
+// PERF_CONTEXT_KERNEL, up to the next marker), innermost first, which is
+// what perf prints above the user frames it unwinds; markers are dropped.
+std::vector<uint64_t> KernelCallchain(const Sample& s);
+
 // PERF_RECORD_MMAP and PERF_RECORD_MMAP2.
 struct MmapEvent {
   uint32_t pid = 0;

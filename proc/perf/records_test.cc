@@ -106,6 +106,21 @@ TEST(ParseSample, EveryFieldInTheKernelsOrder) {
   EXPECT_EQ(s.aux.size(), 16u);
 }
 
+TEST(KernelCallchain, BetweenTheKernelMarkerAndTheNext) {
+  EventAttr a;
+  a.sample_type = kSampleCallchain;
+  SampleSpec spec;
+  spec.callchain = {kContextKernel, 0xffffffff81000010ULL, 0xffffffff81000020ULL,
+                    kContextUser, 0x401000, 0x402000};
+  Sample s;
+  ASSERT_TRUE(ParseSample(SampleRecord(a, spec), a, s).ok());
+  EXPECT_EQ(KernelCallchain(s),
+            (std::vector<uint64_t>{0xffffffff81000010ULL, 0xffffffff81000020ULL}));
+  spec.callchain = {kContextUser, 0x401000};
+  ASSERT_TRUE(ParseSample(SampleRecord(a, spec), a, s).ok());
+  EXPECT_TRUE(KernelCallchain(s).empty());
+}
+
 TEST(ParseSample, EveryTruncationIsDataLossNeverACrash) {
   const EventAttr a = AllFieldsAttr();
   std::vector<uint8_t> rec = SampleRecord(a, AllFieldsSpec());

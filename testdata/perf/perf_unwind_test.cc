@@ -51,6 +51,7 @@ std::string Describe(const std::vector<Frame>& frames) {
 struct ScriptSample {
   std::string header;  // with its "\n"
   std::vector<Frame> user;
+  std::vector<uint64_t> kernel;  // PERF_SAMPLE_CALLCHAIN's kernel part
 };
 
 // perf script's kernel frames: [kernel.kallsyms] and modules, at kernel
@@ -65,7 +66,7 @@ std::vector<ScriptSample> ParsePerfScript(const std::string& text) {
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     if (line.empty()) continue;
     if (line[0] != '\t') {
-      out.push_back({absl::StrCat(line, "\n"), {}});
+      out.push_back({absl::StrCat(line, "\n"), {}, {}});
       continue;
     }
     if (out.empty()) continue;
@@ -77,13 +78,18 @@ std::vector<ScriptSample> ParsePerfScript(const std::string& text) {
     if (open != absl::string_view::npos && absl::EndsWith(rest, ")")) {
       f.dso = std::string(rest.substr(open + 2, rest.size() - open - 3));
     }
-    if (!IsKernelFrame(f)) out.back().user.push_back(f);
+    if (IsKernelFrame(f)) {
+      out.back().kernel.push_back(f.address);
+    } else {
+      out.back().user.push_back(f);
+    }
   }
   return out;
 }
 
 struct OurSample {
   std::string header;
+  std::vector<uint64_t> kernel;
   std::vector<Frame> user;
   unwinder::StopReason stop = unwinder::StopReason::kEndOfStack;
   std::string stop_detail;
@@ -109,6 +115,7 @@ class Unwinder : public proc::perf::EventHandler {
     h.period = e.sample.period;
     h.event = attr.name;
     s.header = cli::FormatPerfScriptHeader(h);
+    s.kernel = proc::perf::KernelCallchain(e.sample);
     absl::StatusOr<proc::perf::PerfSnapshotter::Prepared> p =
         snap_.Prepare(e.sample, attr, maps_.Find(e.sample.pid));
     if (!p.ok()) {
@@ -220,6 +227,7 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
     const OurSample& o = ours.samples[i];
     const ScriptSample& t = theirs[i];
     EXPECT_EQ(o.header, t.header) << "sample " << i;
+    EXPECT_EQ(o.kernel, t.kernel) << "sample " << i << " " << t.header;
     std::string cause;
     if (!o.error.empty()) {
       cause = t.user.empty() ? "no_user_frames_both" : "not_prepared";
