@@ -1,7 +1,8 @@
 // perf_busy: a CPU-bound fixture for `perf record -e cpu-clock`, whose
 // samples land in the places issue 13 names: libc callbacks (qsort's
 // msort_with_tmp and its epilogues), recursion, the vDSO (clock_gettime),
-// a signal handler, and plain loops, on several threads. The blocking
+// a signal handler, stacks deeper than perf's 8 KiB stack copy, and plain
+// loops, on several threads. The blocking
 // fixtures in testdata/ are almost never on a CPU, so a cpu-clock
 // recording of them holds only their start-up.
 //
@@ -53,6 +54,25 @@ __attribute__((noinline)) static void RecurseLoop(void) {
   KEEP_FRAME();
 }
 
+// 200 frames of at least 64 bytes: the walk leaves perf's stack copy
+// (--call-graph dwarf copies 8 KiB from SP) long before main.
+__attribute__((noipa)) static unsigned long Deep(int depth, unsigned long x) {
+  volatile unsigned long pad[6];
+  pad[0] = x;
+  if (depth == 0) {
+    for (int i = 0; i < 20000; ++i) x = x * 2862933555777941757UL + 3037000493UL;
+    return x + pad[0];
+  }
+  unsigned long r = Deep(depth - 1, x ^ (unsigned long)depth);
+  KEEP_FRAME();
+  return r + pad[0];
+}
+
+__attribute__((noinline)) static void DeepLoop(void) {
+  while (forever) sink += Deep(200, sink);
+  KEEP_FRAME();
+}
+
 __attribute__((noinline)) static void ClockLoop(void) {
   struct timespec ts;
   while (forever) {
@@ -89,14 +109,17 @@ static void* Thread(void* arg) {
     case 2:
       ClockLoop();
       break;
+    case 3:
+      DeepLoop();
+      break;
   }
   return arg;
 }
 
 int main(void) {
-  pthread_t t[3];
-  for (long i = 0; i < 3; ++i) pthread_create(&t[i], NULL, Thread, (void*)i);
-  while (__atomic_load_n(&started, __ATOMIC_SEQ_CST) < 3) usleep(1000);
+  pthread_t t[4];
+  for (long i = 0; i < 4; ++i) pthread_create(&t[i], NULL, Thread, (void*)i);
+  while (__atomic_load_n(&started, __ATOMIC_SEQ_CST) < 4) usleep(1000);
   // The main thread spins and takes a SIGALRM every 10 ms of its CPU time.
   struct sigaction sa;
   memset(&sa, 0, sizeof(sa));
@@ -107,6 +130,6 @@ int main(void) {
   fputs("ready\n", stdout);
   fflush(stdout);
   SpinLoop();
-  for (int i = 0; i < 3; ++i) pthread_join(t[i], NULL);
+  for (int i = 0; i < 4; ++i) pthread_join(t[i], NULL);
   return 0;
 }

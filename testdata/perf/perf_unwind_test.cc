@@ -5,8 +5,12 @@
 // user frames, mapped the way perf prints them
 // (service/cli/perf_script/perf_script.h states the rule).
 //
-// Differences are counted by cause; every cause but the ones named below
-// fails the test.
+// Differences are counted by cause and printed; any sample no named cause
+// explains fails the test. The named causes:
+//   epilogue_saved_register_below_sp   TODO(issue 13): ours, being fixed
+//   frame0_after_rt_sigreturn_syscall  TODO(issue 13): ours, reported
+//   perf_refuses_last_word_of_stack_copy  perf's (source quoted below)
+// The kernel part of each callchain must equal perf's in every sample.
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -52,6 +56,9 @@ struct ScriptSample {
   std::string header;  // with its "\n"
   std::vector<Frame> user;
   std::vector<uint64_t> kernel;  // PERF_SAMPLE_CALLCHAIN's kernel part
+  // perf printed a last frame ffffffffffffffff: its unwinder got a return
+  // address of 0 (a failed read) and "decremented" it.
+  bool minus_one_tail = false;
 };
 
 // perf script's kernel frames: [kernel.kallsyms] and modules, at kernel
@@ -66,7 +73,7 @@ std::vector<ScriptSample> ParsePerfScript(const std::string& text) {
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     if (line.empty()) continue;
     if (line[0] != '\t') {
-      out.push_back({absl::StrCat(line, "\n"), {}, {}});
+      out.push_back({absl::StrCat(line, "\n"), {}, {}, false});
       continue;
     }
     if (out.empty()) continue;
@@ -78,7 +85,9 @@ std::vector<ScriptSample> ParsePerfScript(const std::string& text) {
     if (open != absl::string_view::npos && absl::EndsWith(rest, ")")) {
       f.dso = std::string(rest.substr(open + 2, rest.size() - open - 3));
     }
-    if (IsKernelFrame(f)) {
+    if (f.address == ~uint64_t{0}) {
+      out.back().minus_one_tail = true;
+    } else if (IsKernelFrame(f)) {
       out.back().kernel.push_back(f.address);
     } else {
       out.back().user.push_back(f);
@@ -94,6 +103,8 @@ struct OurSample {
   unwinder::StopReason stop = unwinder::StopReason::kEndOfStack;
   std::string stop_detail;
   std::string error;  // the sample could not be prepared
+  uint64_t last_sp = 0;    // the outermost frame's SP (its caller's CFA)
+  uint64_t stack_end = 0;  // one past the valid stack copy
 };
 
 // Every sample of `path`, unwound.
@@ -132,19 +143,22 @@ class Unwinder : public proc::perf::EventHandler {
     }
     unwinder::ProcessStacks stacks =
         unwinder::UnwindTarget(*space.target, *space.space, options_);
-    p->target->ClearSample();
     if (stacks.threads.size() != 1) {
       s.error = "no thread unwound";
     } else {
       const unwinder::ThreadStack& t = stacks.threads[0];
       s.stop = t.stop;
       s.stop_detail = t.stop_detail;
+      if (!t.frames.empty()) s.last_sp = t.frames.back().sp;
+      s.stack_end = p->target->InitialRegisters(e.sample.tid)->sp() +
+                    e.sample.valid_stack().size();
       for (size_t i = 0; i < t.frames.size(); ++i) {
         cli::PerfFrameAddress a =
             cli::PerfScriptAddress(t.frames, i, space.target->mappings());
         s.user.push_back({a.address, a.dso});
       }
     }
+    p->target->ClearSample();
     samples.push_back(std::move(s));
     return absl::OkStatus();
   }
@@ -203,7 +217,10 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
       absl::Seconds(1.5));
   ASSERT_TRUE(data.ok()) << data.status();
   absl::StatusOr<std::string> text =
-      proc::perf::testing::PerfScript(*data, {"--no-inline"});
+      // perf script cuts every callchain (kernel + user) at
+      // kernel.perf_event_max_stack entries (127) unless --max-stack says
+      // otherwise; the Deep thread's walks are longer than that.
+      proc::perf::testing::PerfScript(*data, {"--no-inline", "--max-stack", "4096"});
   ASSERT_TRUE(text.ok()) << text.status();
   std::vector<ScriptSample> theirs = ParsePerfScript(*text);
 
@@ -244,6 +261,15 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
       // it and our walk stops; perf (libunwind) recognises the sigreturn
       // frame. An unwinder bug (reported to the lead), not a reader one.
       cause = "frame0_after_rt_sigreturn_syscall";
+    } else if (o.user.size() == t.user.size() + 1 && IsPrefix(t.user, o.user) &&
+               o.last_sp == o.stack_end && t.minus_one_tail) {
+      // perf's gap, not ours: our outermost frame's return address is the
+      // last 8 bytes of the stack copy (its CFA is the copy's end), which
+      // perf's libunwind access_mem refuses ("addr + sizeof(unw_word_t) >=
+      // end" in tools/perf/util/unwind-libunwind-local.c; libdw's check in
+      // unwind-libdw.c is "> end"), so perf reads 0 there and prints a
+      // last frame ffffffffffffffff instead.
+      cause = "perf_refuses_last_word_of_stack_copy";
     } else if (o.stop == unwinder::StopReason::kMemoryError &&
                absl::StrContains(o.stop_detail, "saved") && IsPrefix(o.user, t.user)) {
       // TODO(issue 13): the unwinder reads every saved register eagerly; in
@@ -255,11 +281,20 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
     } else {
       cause = "other";
       if (shown++ < 10) {
-        ADD_FAILURE() << "sample " << i << " " << t.header << "perf:\n"
-                      << Describe(t.user) << "ours (stop "
+        size_t d = 0;
+        while (d < o.user.size() && d < t.user.size() && o.user[d] == t.user[d]) ++d;
+        const size_t from = d < 3 ? 0 : d - 3;
+        auto window = [&](const std::vector<Frame>& v) {
+          return std::vector<Frame>(v.begin() + std::min(from, v.size()),
+                                    v.begin() + std::min(d + 3, v.size()));
+        };
+        ADD_FAILURE() << "sample " << i << " " << t.header << "perf " << t.user.size()
+                      << " frames, ours " << o.user.size() << ", first difference at "
+                      << d << "; frames " << from << "..:\nperf:\n"
+                      << Describe(window(t.user)) << "ours (stop "
                       << unwinder::StopReasonName(o.stop) << ": " << o.stop_detail
                       << "):\n"
-                      << Describe(o.user) << o.error;
+                      << Describe(window(o.user)) << o.error;
       }
     }
     ++causes[cause];
