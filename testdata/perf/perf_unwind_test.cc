@@ -103,6 +103,7 @@ struct OurSample {
   unwinder::StopReason stop = unwinder::StopReason::kEndOfStack;
   std::string stop_detail;
   std::string error;  // the sample could not be prepared
+  uint64_t stack_start = 0;  // the sample's SP: where the stack copy starts
   uint64_t last_sp = 0;    // the outermost frame's SP (its caller's CFA)
   uint64_t stack_end = 0;  // one past the valid stack copy
 };
@@ -150,8 +151,8 @@ class Unwinder : public proc::perf::EventHandler {
       s.stop = t.stop;
       s.stop_detail = t.stop_detail;
       if (!t.frames.empty()) s.last_sp = t.frames.back().sp;
-      s.stack_end = p->target->InitialRegisters(e.sample.tid)->sp() +
-                    e.sample.valid_stack().size();
+      s.stack_start = p->target->InitialRegisters(e.sample.tid)->sp();
+      s.stack_end = s.stack_start + e.sample.valid_stack().size();
       for (size_t i = 0; i < t.frames.size(); ++i) {
         cli::PerfFrameAddress a =
             cli::PerfScriptAddress(t.frames, i, space.target->mappings());
@@ -185,6 +186,18 @@ bool IsPrefix(const std::vector<Frame>& a, const std::vector<Frame>& b) {
     if (!(a[i] == b[i])) return false;
   }
   return true;
+}
+
+// Whether the address in the unwinder's "reading saved rN (...) at 0xADDR"
+// is below `sp`: a save slot the epilogue has already popped, outside the
+// stack copy that starts at SP.
+bool SlotBelow(const std::string& detail, uint64_t sp) {
+  size_t at = detail.find(" at 0x");
+  if (at == std::string::npos) return false;
+  size_t end = detail.find_first_not_of("0123456789abcdef", at + 6);
+  uint64_t addr;
+  if (!absl::SimpleHexAtoi(detail.substr(at + 6, end - at - 6), &addr)) return false;
+  return addr < sp;
 }
 
 // Whether `f` (perf's frame 0, exact) is the instruction right after
@@ -271,7 +284,8 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
       // last frame ffffffffffffffff instead.
       cause = "perf_refuses_last_word_of_stack_copy";
     } else if (o.stop == unwinder::StopReason::kMemoryError &&
-               absl::StrContains(o.stop_detail, "saved") && IsPrefix(o.user, t.user)) {
+               absl::StrContains(o.stop_detail, "reading saved") &&
+               SlotBelow(o.stop_detail, o.stack_start) && IsPrefix(o.user, t.user)) {
       // TODO(issue 13): the unwinder reads every saved register eagerly; in
       // an epilogue the CFI still names a save slot below SP, outside the
       // stack copy, and the walk stops. The lead is making register
