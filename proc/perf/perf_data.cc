@@ -446,6 +446,10 @@ absl::Status PerfDataReader::HandleUserRecord(absl::Span<const uint8_t> rec,
         Warn(offset, absl::StrCat("HEADER_BUILD_ID: ", s.message(), "; skipped"));
       } else if (info_.build_ids.size() < kMaxBuildIds) {
         info_.build_ids.push_back(std::move(e));
+      } else if (!warned_build_ids_) {
+        warned_build_ids_ = true;
+        Warn(offset, absl::StrFormat("more than %d build-ids; the rest are ignored",
+                                     kMaxBuildIds));
       }
       break;
     }

@@ -163,6 +163,7 @@ class PerfDataReader {
   bool handler_failed_ = false;
   bool warned_id_positions_ = false;
   bool warned_compressed_ = false;
+  bool warned_build_ids_ = false;
 };
 
 }  // namespace unwindd::proc::perf

@@ -473,6 +473,31 @@ TEST(Limits, RecordsAndQueue) {
   EXPECT_GT((*r)->stats().early_flushes, 0u);
 }
 
+TEST(Limits, QueuedBytesOfAStream) {
+  PerfDataWriter w;
+  EventAttr a = testing::DwarfCallGraphAttr();
+  w.AddAttr(a);
+  for (uint64_t t = 1; t <= 40; ++t) w.Add(Sample(a, t, t));
+  const std::vector<uint8_t> bytes = w.PipeBytes();
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::thread writer([&] {
+    (void)!write(fds[1], bytes.data(), bytes.size());
+    close(fds[1]);
+  });
+  Limits l;
+  l.max_queued_bytes = 3 * 100;  // a few records' copies
+  auto r = PerfDataReader::OpenStream(memory::ScopedFd(fds[0]), l);
+  ASSERT_TRUE(r.ok());
+  Collect c;
+  ASSERT_TRUE((*r)->Read(c).ok());
+  writer.join();
+  ASSERT_EQ(c.ips.size(), 40u);
+  for (uint64_t i = 0; i < 40; ++i) EXPECT_EQ(c.ips[i], i + 1);
+  EXPECT_GT((*r)->stats().early_flushes, 0u);
+  EXPECT_LE((*r)->stats().max_queued, 5u);
+}
+
 TEST(Malformed, RandomCorruptionNeverCrashes) {
   const std::vector<uint8_t> file = TwoRounds().FileBytes();
   const std::vector<uint8_t> pipe = TwoRounds().PipeBytes();

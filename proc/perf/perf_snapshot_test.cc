@@ -287,6 +287,30 @@ TEST_F(PerfSnapshotterTest, VdsoFromTheBuildIdCacheOrOurOwn) {
   EXPECT_TRUE(ReadTarget(*p->target, v.start, 4).empty());
 }
 
+TEST_F(PerfSnapshotterTest, TargetsPerProcessAreBounded) {
+  RecordingInfo info;
+  info.arch = "x86_64";
+  PerfSnapshotter snap(info, {});
+  ProcessTable table = TableOf(self_, "", self_.path);
+  SampleData d;
+  MakeSample(d, self_.text, stack_, sp_);
+  std::vector<uint64_t> ids;
+  for (uint32_t pid = 1; pid <= kMaxCachedTargets + 1; ++pid) {
+    table.pid = pid;
+    absl::StatusOr<PerfSnapshotter::Prepared> p = snap.Prepare(d.sample, d.attr, &table);
+    ASSERT_TRUE(p.ok());
+    EXPECT_TRUE(p->new_target);
+    ids.push_back(p->target_id);
+  }
+  // The least recently used (pid 1) was dropped; the latest is kept.
+  table.pid = kMaxCachedTargets + 1;
+  EXPECT_FALSE(snap.Prepare(d.sample, d.attr, &table)->new_target);
+  table.pid = 1;
+  EXPECT_TRUE(snap.Prepare(d.sample, d.attr, &table)->new_target);
+  // Every target shares the one opened file.
+  EXPECT_EQ(snap.files().size(), 1u);
+}
+
 TEST_F(PerfSnapshotterTest, SamplesThatCannotBeSnapshots) {
   RecordingInfo info;
   info.arch = "x86_64";
