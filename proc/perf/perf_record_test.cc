@@ -8,6 +8,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -104,10 +105,14 @@ class Printer : public EventHandler {
       default:
         break;
     }
+    if (e.type == kRecordMmap2 && !e.mmap.build_id.empty()) {
+      mmap_build_ids[std::string(e.mmap.filename)] = HexString(e.mmap.build_id.span());
+    }
     maps.Apply(e);
     return absl::OkStatus();
   }
   std::vector<std::string> lines;
+  std::map<std::string, std::string> mmap_build_ids;  // file -> MMAP2's id
   int samples = 0;
   ProcessMaps maps;
 };
@@ -124,6 +129,8 @@ std::vector<std::string> PerfLines(const std::string& text) {
 struct Case {
   std::string fixture;  // under testdata/
   Mode mode;
+  std::vector<std::string> extra = {};  // perf record options
+  std::string tag = "";                 // for the test name
 };
 
 class PerfRecordTest : public ::testing::TestWithParam<Case> {};
@@ -137,7 +144,8 @@ TEST_P(PerfRecordTest, ReadsWhatPerfScriptPrints) {
   std::replace(name.begin(), name.end(), '/', '_');
   absl::StatusOr<std::string> data = testing::RecordWithPerf(
       {harness::FixturePath(c.fixture)}, dir,
-      absl::StrCat(name, c.mode == Mode::kPipe ? "_pipe" : "_file"), c.mode);
+      absl::StrCat(name, c.mode == Mode::kPipe ? "_pipe" : "_file", c.tag), c.mode,
+      absl::Seconds(1), c.extra);
   ASSERT_TRUE(data.ok()) << data.status();
   absl::StatusOr<std::string> text = testing::PerfScript(
       *data, {"-F", "pid,tid,time,ip,period", "--hide-call-graph",
@@ -177,12 +185,27 @@ TEST_P(PerfRecordTest, ReadsWhatPerfScriptPrints) {
     for (absl::string_view line : absl::StrSplit(ids->stdout_text, '\n', absl::SkipEmpty())) {
       want.insert(Squeeze(line));
     }
-    std::set<std::string> got;
-    for (const BuildIdEntry& e : (*r)->info().build_ids) {
-      got.insert(absl::StrCat(e.build_id, " ", e.filename));
-    }
-    EXPECT_EQ(got, want);
     EXPECT_FALSE(want.empty());
+    if (c.extra.empty()) {
+      std::set<std::string> got;
+      for (const BuildIdEntry& e : (*r)->info().build_ids) {
+        got.insert(absl::StrCat(e.build_id, " ", e.filename));
+      }
+      EXPECT_EQ(got, want);
+    } else {
+      // --buildid-mmap: no HEADER_BUILD_ID; perf buildid-list then lists
+      // the files with samples, with the build-id their MMAP2 carried
+      // (and its own vDSO copy without one, a line we skip).
+      EXPECT_TRUE((*r)->info().build_ids.empty());
+      int checked = 0;
+      for (const std::string& line : want) {
+        std::vector<std::string> f = absl::StrSplit(line, ' ');
+        if (f.size() != 2 || f[1].empty() || f[1][0] != '/') continue;
+        EXPECT_EQ(ours.mmap_build_ids[f[1]], f[0]) << f[1];
+        ++checked;
+      }
+      EXPECT_GE(checked, 2);  // the fixture and libc at least
+    }
     EXPECT_EQ((*r)->info().arch, "x86_64");
     EXPECT_FALSE((*r)->info().cmdline.empty());
     EXPECT_EQ((*r)->attrs().at(0).name, "cpu-clock");
@@ -195,11 +218,15 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"perf/perf_busy_O2_nofp_pie", Mode::kPipe},
                       Case{"threads_c_O2_nofp_pie", Mode::kFile},
                       Case{"threads_c_O2_nofp_pie", Mode::kPipe},
-                      Case{"recursion_O2_nofp_pie", Mode::kFile}),
+                      Case{"recursion_O2_nofp_pie", Mode::kFile},
+                      // MMAP2 records carrying build-ids instead of inodes.
+                      Case{"perf/perf_busy_O2_nofp_pie", Mode::kFile,
+                           {"--buildid-mmap"}, "_buildid_mmap"}),
     [](const ::testing::TestParamInfo<Case>& info) {
       std::string n = info.param.fixture;
       std::replace(n.begin(), n.end(), '/', '_');
-      return absl::StrCat(n, info.param.mode == Mode::kPipe ? "_pipe" : "_file");
+      return absl::StrCat(n, info.param.mode == Mode::kPipe ? "_pipe" : "_file",
+                          info.param.tag);
     });
 
 }  // namespace

@@ -217,17 +217,27 @@ bool IsAfterSigreturnSyscall(const Frame& f) {
   return ok && memcmp(code, kSigreturn, 9) == 0;
 }
 
-class PerfUnwindTest : public ::testing::TestWithParam<std::pair<std::string, Mode>> {};
+struct Case {
+  std::string fixture;  // under testdata/perf/
+  Mode mode;
+  std::vector<std::string> extra = {};  // perf record options
+  std::string tag = "";
+
+  std::string Name() const {
+    return absl::StrCat(fixture, mode == Mode::kPipe ? "_pipe" : "_file", tag);
+  }
+};
+
+class PerfUnwindTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
   const std::string reason = proc::perf::testing::CannotRecordReason();
   if (!reason.empty()) GTEST_SKIP() << reason;
-  const auto& [fixture, mode] = GetParam();
+  const Case& c = GetParam();
   const std::string dir = ::testing::TempDir();
   absl::StatusOr<std::string> data = proc::perf::testing::RecordWithPerf(
-      {harness::FixturePath(absl::StrCat("perf/", fixture))}, dir,
-      absl::StrCat(fixture, mode == Mode::kPipe ? "_pipe" : "_file"), mode,
-      absl::Seconds(1.5));
+      {harness::FixturePath(absl::StrCat("perf/", c.fixture))}, dir, c.Name(), c.mode,
+      absl::Seconds(1.5), c.extra);
   ASSERT_TRUE(data.ok()) << data.status();
   absl::StatusOr<std::string> text =
       // perf script cuts every callchain (kernel + user) at
@@ -315,8 +325,7 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
   }
   std::string summary;
   for (const auto& [cause, n] : causes) absl::StrAppend(&summary, cause, "=", n, " ");
-  std::printf("%s %s: %zu samples: %s\n", fixture.c_str(),
-              mode == Mode::kPipe ? "pipe" : "file", theirs.size(), summary.c_str());
+  std::printf("%s: %zu samples: %s\n", c.Name().c_str(), theirs.size(), summary.c_str());
   EXPECT_EQ(causes["other"], 0) << summary;
   EXPECT_EQ(causes["not_prepared"], 0) << summary;
   // At least the cause TODO(issue 13) names must be rare; the lead tightens
@@ -326,14 +335,14 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
 
 INSTANTIATE_TEST_SUITE_P(
     Fixtures, PerfUnwindTest,
-    ::testing::Values(std::make_pair("perf_busy_O2_nofp_pie", Mode::kFile),
-                      std::make_pair("perf_busy_O2_nofp_pie", Mode::kPipe),
-                      std::make_pair("perf_busy_O0_fp_pie", Mode::kFile),
-                      std::make_pair("perf_busy_O2_fp_nopie", Mode::kFile)),
-    [](const auto& info) {
-      return absl::StrCat(info.param.first,
-                          info.param.second == Mode::kPipe ? "_pipe" : "_file");
-    });
+    ::testing::Values(Case{"perf_busy_O2_nofp_pie", Mode::kFile},
+                      Case{"perf_busy_O2_nofp_pie", Mode::kPipe},
+                      Case{"perf_busy_O0_fp_pie", Mode::kFile},
+                      Case{"perf_busy_O2_fp_nopie", Mode::kFile},
+                      // Build-ids in MMAP2 (checked against each file).
+                      Case{"perf_busy_O2_nofp_pie", Mode::kFile, {"--buildid-mmap"},
+                           "_buildid_mmap"}),
+    [](const ::testing::TestParamInfo<Case>& info) { return info.param.Name(); });
 
 }  // namespace
 }  // namespace unwindd
