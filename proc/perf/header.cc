@@ -1,7 +1,12 @@
 #include "proc/perf/header.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace unwindd::proc::perf {
@@ -172,14 +177,49 @@ absl::Status ParsePipeHeader(absl::Span<const uint8_t> bytes) {
   return absl::OkStatus();
 }
 
-absl::Status ParseAttrSection(absl::Span<const uint8_t> file,
-                              const FileHeader& h, AttrSet& attrs) {
+absl::StatusOr<absl::Span<const uint8_t>> SpanFileBytes::Get(uint64_t offset,
+                                                             uint64_t n) {
+  if (offset > s_.size() || n > s_.size() - offset) {
+    return absl::DataLossError(absl::StrFormat(
+        "[0x%x, +0x%x) is outside the %d-byte file", offset, n, s_.size()));
+  }
+  return s_.subspan(offset, n);
+}
+
+absl::StatusOr<absl::Span<const uint8_t>> PreadFileBytes::Get(uint64_t offset,
+                                                              uint64_t n) {
+  if (offset > size_ || n > size_ - offset) {
+    return absl::DataLossError(absl::StrFormat(
+        "[0x%x, +0x%x) is outside the %d-byte file", offset, n, size_));
+  }
+  scratch_.resize(n);
+  uint64_t done = 0;
+  while (done < n) {
+    ssize_t r = pread(fd_, scratch_.data() + done, n - done,
+                      static_cast<off_t>(offset + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      return absl::DataLossError(absl::StrFormat(
+          "cannot read [0x%x, +0x%x) of the file (%s)", offset, n,
+          r < 0 ? std::strerror(errno) : "it is shorter now"));
+    }
+    done += r;
+  }
+  return absl::MakeConstSpan(scratch_);
+}
+
+absl::Status ParseAttrSection(FileBytes& file, const FileHeader& h,
+                              AttrSet& attrs) {
   if (!SectionInFile(h.attrs, file.size())) {
     return absl::DataLossError(absl::StrFormat(
         "attrs section [0x%x, +0x%x) is outside the %d-byte file",
         h.attrs.offset, h.attrs.size, file.size()));
   }
   if (h.attrs.size == 0) return absl::OkStatus();
+  if (h.attrs.size > kMaxAttrSectionBytes) {
+    return absl::DataLossError(absl::StrFormat(
+        "attrs section of %d bytes (at most %d)", h.attrs.size, kMaxAttrSectionBytes));
+  }
   if (h.attr_size < kAttrSizeVer0 + 16) {
     return absl::DataLossError(absl::StrFormat(
         "attr entries of %d bytes (at least %d)", h.attr_size, kAttrSizeVer0 + 16));
@@ -192,7 +232,11 @@ absl::Status ParseAttrSection(absl::Span<const uint8_t> file,
   // perf's read_attr reads entries back to back, each as long as its own
   // attr.size (0: VER0) plus the ids section; we do the same, inside the
   // attrs section.
-  absl::Span<const uint8_t> section = file.subspan(h.attrs.offset, h.attrs.size);
+  // A copy: the ids are read from the file while we go through it.
+  absl::StatusOr<absl::Span<const uint8_t>> got = file.Get(h.attrs.offset, h.attrs.size);
+  if (!got.ok()) return got.status();
+  const std::vector<uint8_t> copy(got->begin(), got->end());
+  absl::Span<const uint8_t> section(copy);
   size_t pos = 0;
   for (uint64_t i = 0; i < nr; ++i) {
     const uint64_t at = h.attrs.offset + pos;
@@ -223,8 +267,10 @@ absl::Status ParseAttrSection(absl::Span<const uint8_t> file,
           "whole u64s",
           i, at, ids.offset, ids.size));
     }
+    absl::StatusOr<absl::Span<const uint8_t>> id_bytes = file.Get(ids.offset, ids.size);
+    if (!id_bytes.ok()) return id_bytes.status();
     for (uint64_t j = 0; j < ids.size / 8; ++j) {
-      attr.ids.push_back(Load64(file.data() + ids.offset + 8 * j));
+      attr.ids.push_back(Load64(id_bytes->data() + 8 * j));
     }
     s = attrs.Add(std::move(attr));
     if (!s.ok()) return absl::DataLossError(s.message());
@@ -232,7 +278,7 @@ absl::Status ParseAttrSection(absl::Span<const uint8_t> file,
   return absl::OkStatus();
 }
 
-void ParseFeatureSections(absl::Span<const uint8_t> file, const FileHeader& h,
+void ParseFeatureSections(FileBytes& file, const FileHeader& h,
                           RecordingInfo& info, AttrSet& attrs,
                           Warnings& warnings) {
   if (h.features.none()) return;
@@ -248,12 +294,18 @@ void ParseFeatureSections(absl::Span<const uint8_t> file, const FileHeader& h,
         table, n, file.size()));
     return;
   }
+  absl::StatusOr<absl::Span<const uint8_t>> got = file.Get(table, 16 * n);
+  if (!got.ok()) {
+    warnings.Add(absl::StrCat("feature section table: ", got.status().message()));
+    return;
+  }
+  const std::vector<uint8_t> sections(got->begin(), got->end());
   uint64_t i = 0;
   for (int feat = 0; feat < kFeatureBits; ++feat) {
     if (!h.features.test(feat)) continue;
     FileSection s;
-    s.offset = Load64(file.data() + table + 16 * i);
-    s.size = Load64(file.data() + table + 16 * i + 8);
+    s.offset = Load64(sections.data() + 16 * i);
+    s.size = Load64(sections.data() + 16 * i + 8);
     ++i;
     if (!SectionInFile(s, file.size())) {
       warnings.Add(absl::StrFormat(
@@ -267,7 +319,9 @@ void ParseFeatureSections(absl::Span<const uint8_t> file, const FileHeader& h,
           kMaxFeatureBytes));
       continue;
     }
-    absl::Status st = ParseFeature(feat, file.subspan(s.offset, s.size), info, attrs);
+    absl::StatusOr<absl::Span<const uint8_t>> payload = file.Get(s.offset, s.size);
+    absl::Status st =
+        payload.ok() ? ParseFeature(feat, *payload, info, attrs) : payload.status();
     if (!st.ok()) {
       warnings.Add(absl::StrFormat("feature %d at 0x%x: %s; skipped", feat,
                                    s.offset, st.message()));

@@ -30,6 +30,7 @@
 namespace unwindd::proc::perf {
 
 inline constexpr uint64_t kMaxFeatureBytes = uint64_t{64} << 20;  // one section
+inline constexpr uint64_t kMaxAttrSectionBytes = uint64_t{16} << 20;
 inline constexpr uint64_t kMaxFeatureString = 64 << 10;   // one string in it
 inline constexpr uint64_t kMaxCmdlineArgs = 4096;
 inline constexpr uint64_t kMaxBuildIds = uint64_t{1} << 20;
@@ -62,6 +63,44 @@ struct RecordingInfo {
   std::vector<BuildIdEntry> build_ids;
 };
 
+// A perf.data file's bytes for the header parsers: spans into a mapping or
+// buffer, or read with pread into a scratch buffer (so a file that someone
+// truncates while it is read gives an error, not SIGBUS).
+class FileBytes {
+ public:
+  virtual ~FileBytes() = default;
+  virtual uint64_t size() const = 0;
+  // [offset, offset + n), valid until the next Get. The caller checks the
+  // range is inside size(); DataLoss if the bytes cannot be had (an I/O
+  // error, a file that shrank).
+  virtual absl::StatusOr<absl::Span<const uint8_t>> Get(uint64_t offset,
+                                                        uint64_t n) = 0;
+};
+
+// Bytes already in memory.
+class SpanFileBytes final : public FileBytes {
+ public:
+  explicit SpanFileBytes(absl::Span<const uint8_t> s) : s_(s) {}
+  uint64_t size() const override { return s_.size(); }
+  absl::StatusOr<absl::Span<const uint8_t>> Get(uint64_t offset, uint64_t n) override;
+
+ private:
+  absl::Span<const uint8_t> s_;
+};
+
+// pread() on `fd` (not owned) of a file of `size` bytes.
+class PreadFileBytes final : public FileBytes {
+ public:
+  PreadFileBytes(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  uint64_t size() const override { return size_; }
+  absl::StatusOr<absl::Span<const uint8_t>> Get(uint64_t offset, uint64_t n) override;
+
+ private:
+  int fd_;
+  uint64_t size_;
+  std::vector<uint8_t> scratch_;
+};
+
 // The 104-byte perf_file_header. Unimplemented for a big-endian file or
 // perf's v1 "PERFFILE" format; DataLoss for anything else that is not
 // PERFILE2 or whose size fields are impossible. FailedPrecondition with
@@ -72,17 +111,17 @@ absl::StatusOr<FileHeader> ParseFileHeader(absl::Span<const uint8_t> bytes);
 // The 16-byte perf_pipe_file_header: magic and size 16.
 absl::Status ParsePipeHeader(absl::Span<const uint8_t> bytes);
 
-// The attrs section: perf_file_attr entries (a perf_event_attr of the size
-// it says, then a perf_file_section of its u64 ids), and each one's ids.
-// `file` is the whole file.
-absl::Status ParseAttrSection(absl::Span<const uint8_t> file,
-                              const FileHeader& header, AttrSet& attrs);
+// The attrs section (at most kMaxAttrSectionBytes): perf_file_attr
+// entries (a perf_event_attr of the size it says, then a perf_file_section
+// of its u64 ids), and each one's ids.
+absl::Status ParseAttrSection(FileBytes& file, const FileHeader& header,
+                              AttrSet& attrs);
 
 // Every feature section named by header.features; a section that cannot
 // be read becomes a warning.
-void ParseFeatureSections(absl::Span<const uint8_t> file,
-                          const FileHeader& header, RecordingInfo& info,
-                          AttrSet& attrs, Warnings& warnings);
+void ParseFeatureSections(FileBytes& file, const FileHeader& header,
+                          RecordingInfo& info, AttrSet& attrs,
+                          Warnings& warnings);
 
 // One feature section's payload (`feat` is a HEADER_* id). Features we do
 // not read are OK and ignored.

@@ -23,23 +23,33 @@ absl::Status BadSize(uint64_t offset, uint64_t size) {
       offset, size, kRecordHeaderSize));
 }
 
-// Bytes in our address space: a mapped file or a caller's buffer.
-class MappedReader final : public PerfDataReader {
+// A whole file (either format): bytes in our address space (a mapping or a
+// caller's buffer), or a descriptor read with pread through a window of
+// kWindow bytes.
+class FileReader final : public PerfDataReader {
  public:
-  MappedReader(Limits limits, const uint8_t* base, size_t size, bool owned)
-      : PerfDataReader(limits), base_(base), size_(size), owned_(owned) {}
-  ~MappedReader() override {
-    if (owned_ && base_ != nullptr) {
-      munmap(const_cast<uint8_t*>(base_), size_);
-    }
+  static constexpr size_t kWindow = 1 << 20;
+
+  // In memory: `base` (munmap'ed at the end when `mapped`).
+  FileReader(Limits limits, const uint8_t* base, size_t size, bool mapped)
+      : PerfDataReader(limits), base_(base), size_(size), mapped_(mapped),
+        bytes_(std::make_unique<SpanFileBytes>(absl::MakeConstSpan(base, size))) {}
+  // Through pread on `fd`.
+  FileReader(Limits limits, memory::ScopedFd fd, size_t size)
+      : PerfDataReader(limits), size_(size), fd_(std::move(fd)),
+        bytes_(std::make_unique<PreadFileBytes>(fd_.get(), size)) {}
+  ~FileReader() override {
+    if (mapped_ && base_ != nullptr) munmap(const_cast<uint8_t*>(base_), size_);
   }
 
   absl::Status Init() {
-    absl::Span<const uint8_t> all(base_, size_);
-    absl::StatusOr<FileHeader> h = ParseFileHeader(all);
+    absl::StatusOr<absl::Span<const uint8_t>> first =
+        bytes_->Get(0, std::min<uint64_t>(size_, kFileHeaderSize));
+    if (!first.ok()) return first.status();
+    absl::StatusOr<FileHeader> h = ParseFileHeader(*first);
     if (!h.ok() && absl::IsFailedPrecondition(h.status())) {
       // A pipe recording saved to a file (perf reads these too).
-      absl::Status s = ParsePipeHeader(all);
+      absl::Status s = ParsePipeHeader(*first);
       if (!s.ok()) return s;
       pipe_mode_ = true;
       pos_ = kPipeHeaderSize;
@@ -48,7 +58,7 @@ class MappedReader final : public PerfDataReader {
     }
     if (!h.ok()) return h.status();
     file_header_ = *h;
-    absl::Status s = ParseAttrSection(all, file_header_, attrs_);
+    absl::Status s = ParseAttrSection(*bytes_, file_header_, attrs_);
     if (!s.ok()) return s;
     if (attrs_.empty()) {
       return absl::DataLossError("perf.data has no event attributes");
@@ -75,7 +85,7 @@ class MappedReader final : public PerfDataReader {
       return absl::OkStatus();
     }
     end_ = d.offset + d.size;
-    ParseFeatureSections(all, file_header_, info_, attrs_, warnings_);
+    ParseFeatureSections(*bytes_, file_header_, info_, attrs_, warnings_);
     return absl::OkStatus();
   }
 
@@ -90,13 +100,17 @@ class MappedReader final : public PerfDataReader {
       truncated = true;
       return absl::OkStatus();
     }
-    const uint16_t size = Load16(base_ + pos_ + 6);
+    absl::StatusOr<const uint8_t*> header = At(pos_, kRecordHeaderSize);
+    if (!header.ok()) return header.status();
+    const uint16_t size = Load16(*header + 6);
     if (size < kRecordHeaderSize) return BadSize(pos_, size);
     if (size > end_ - pos_) {
       truncated = true;
       return absl::OkStatus();
     }
-    record = absl::MakeConstSpan(base_ + pos_, size);
+    absl::StatusOr<const uint8_t*> bytes = At(pos_, size);
+    if (!bytes.ok()) return bytes.status();
+    record = absl::MakeConstSpan(*bytes, size);
     pos_ += size;
     return absl::OkStatus();
   }
@@ -114,12 +128,44 @@ class MappedReader final : public PerfDataReader {
   absl::Span<const uint8_t> RecordAt(uint64_t offset, uint32_t size) override {
     return absl::MakeConstSpan(base_ + offset, size);
   }
-  bool MustCopy() const override { return false; }
+  // Records read through the window are gone from it by delivery time.
+  bool MustCopy() const override { return base_ == nullptr; }
 
  private:
-  const uint8_t* base_;
+  // `n` (<= 64 KiB) bytes at file offset `offset`, valid until the next
+  // call (a span of the mapping, or of the window after a pread).
+  absl::StatusOr<const uint8_t*> At(uint64_t offset, uint64_t n) {
+    if (base_ != nullptr) return base_ + offset;
+    if (offset >= window_start_ && offset + n <= window_start_ + window_.size()) {
+      return window_.data() + (offset - window_start_);
+    }
+    const uint64_t want = std::max<uint64_t>(n, std::min<uint64_t>(kWindow, end_ - offset));
+    window_.resize(want);
+    uint64_t done = 0;
+    while (done < want) {
+      ssize_t r = pread(fd_.get(), window_.data() + done, want - done,
+                        static_cast<off_t>(offset + done));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      done += r;
+    }
+    window_.resize(done);
+    window_start_ = offset;
+    if (done < n) {
+      return absl::DataLossError(absl::StrFormat(
+          "cannot read the record at 0x%x (the file is shorter now, or %s)",
+          offset, std::strerror(errno)));
+    }
+    return window_.data();
+  }
+
+  const uint8_t* base_ = nullptr;
   size_t size_;
-  bool owned_;
+  bool mapped_ = false;
+  memory::ScopedFd fd_;
+  std::unique_ptr<FileBytes> bytes_;
+  std::vector<uint8_t> window_;
+  uint64_t window_start_ = 0;
   uint64_t pos_ = 0;
   uint64_t end_ = 0;
 };
@@ -233,7 +279,7 @@ class StreamReader final : public PerfDataReader {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenFile(
-    const std::string& path, Limits limits) {
+    const std::string& path, Limits limits, FileAccess access) {
   memory::ScopedFd fd = memory::OpenCloexec(path.c_str(), O_RDONLY);
   if (!fd.valid()) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
   struct stat st;
@@ -245,10 +291,15 @@ absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenFile(
   if (st.st_size == 0) {
     return absl::DataLossError(absl::StrCat(path, ": empty file, not perf.data"));
   }
-  void* map = mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-  if (map == MAP_FAILED) return absl::ErrnoToStatus(errno, absl::StrCat("mmap ", path));
-  auto r = std::unique_ptr<MappedReader>(new MappedReader(
-      limits, static_cast<const uint8_t*>(map), st.st_size, /*owned=*/true));
+  std::unique_ptr<FileReader> r;
+  if (access == FileAccess::kMap) {
+    void* map = mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+    if (map == MAP_FAILED) return absl::ErrnoToStatus(errno, absl::StrCat("mmap ", path));
+    r = std::unique_ptr<FileReader>(new FileReader(
+        limits, static_cast<const uint8_t*>(map), st.st_size, /*mapped=*/true));
+  } else {
+    r = std::unique_ptr<FileReader>(new FileReader(limits, std::move(fd), st.st_size));
+  }
   absl::Status s = r->Init();
   if (!s.ok()) return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
   return std::unique_ptr<PerfDataReader>(std::move(r));
@@ -264,8 +315,8 @@ absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenStream(
 
 absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenBuffer(
     absl::Span<const uint8_t> bytes, Limits limits) {
-  auto r = std::unique_ptr<MappedReader>(
-      new MappedReader(limits, bytes.data(), bytes.size(), /*owned=*/false));
+  auto r = std::unique_ptr<FileReader>(
+      new FileReader(limits, bytes.data(), bytes.size(), /*mapped=*/false));
   absl::Status s = r->Init();
   if (!s.ok()) return s;
   return std::unique_ptr<PerfDataReader>(std::move(r));

@@ -15,9 +15,9 @@
 //   absl::Status s = (*r)->Read(printer);
 //   for (const std::string& w : (*r)->warnings().kept()) ...
 //
-// A file is mapped read-only, never copied to the heap; a stream is read
-// one record at a time (plus the records a round holds back for
-// ordering). Nothing from the input is trusted: a header or record
+// A file is mapped read-only (or read with pread, FileAccess::kRead),
+// never copied whole to the heap; a stream is read through a bounded
+// buffer, plus the records a round holds back for ordering. Nothing from the input is trusted: a header or record
 // framing that cannot be followed is DataLoss naming the offset; a single
 // record that does not decode is skipped with a warning; a truncated file
 // gives what it has plus a warning.
@@ -90,13 +90,21 @@ struct ReadStats {
   uint64_t max_queued = 0;
 };
 
+// How OpenFile reads a regular file. kMap is the fastest, but a mapping
+// raises SIGBUS if someone truncates the file while it is read; for files
+// another party can write (a server reading a caller's file), use kRead:
+// pread through a 1 MiB window, the shrunk file then being DataLoss.
+enum class FileAccess { kMap, kRead };
+
 class PerfDataReader {
  public:
   // A perf.data file in either format (perf, too, reads a saved pipe
-  // recording). NotFound / PermissionDenied from open; DataLoss or
-  // Unimplemented for what is not a supported perf.data.
+  // recording); a FIFO or other non-regular file is read as a stream.
+  // NotFound / PermissionDenied from open; DataLoss or Unimplemented for
+  // what is not a supported perf.data.
   static absl::StatusOr<std::unique_ptr<PerfDataReader>> OpenFile(
-      const std::string& path, Limits limits = {});
+      const std::string& path, Limits limits = {},
+      FileAccess access = FileAccess::kMap);
   // A pipe-mode stream on `fd` (a pipe, a socket, stdin), read once.
   static absl::StatusOr<std::unique_ptr<PerfDataReader>> OpenStream(
       memory::ScopedFd fd, Limits limits = {});

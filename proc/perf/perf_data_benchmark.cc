@@ -2,7 +2,9 @@
 // prints what it holds and how fast it was read: records per second of
 // wall time, decoding every record and every sample field.
 //
-//   bazel run -c opt //proc/perf:perf_data_benchmark -- /path/perf.data [repeat]
+//   bazel run -c opt //proc/perf:perf_data_benchmark -- /path/perf.data [repeat] [read]
+//
+// "read" reads the file with pread (FileAccess::kRead) instead of a mapping.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -33,11 +35,13 @@ class Counter : public EventHandler {
 
 int Main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: perf_data_benchmark PERF_DATA|- [repeat]\n");
+    std::fprintf(stderr, "usage: perf_data_benchmark PERF_DATA|- [repeat] [read]\n");
     return 2;
   }
   const std::string path = argv[1];
   const int repeat = argc > 2 ? std::atoi(argv[2]) : 1;
+  const FileAccess access =
+      argc > 3 && std::string(argv[3]) == "read" ? FileAccess::kRead : FileAccess::kMap;
   double best = 1e99;
   Counter last;
   ReadStats stats;
@@ -45,7 +49,7 @@ int Main(int argc, char** argv) {
     auto t0 = std::chrono::steady_clock::now();
     absl::StatusOr<std::unique_ptr<PerfDataReader>> r =
         path == "-" ? PerfDataReader::OpenStream(memory::ScopedFd(dup(0)))
-                    : PerfDataReader::OpenFile(path);
+                    : PerfDataReader::OpenFile(path, {}, access);
     if (!r.ok()) {
       std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
       return 1;

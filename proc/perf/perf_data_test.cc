@@ -115,6 +115,52 @@ TEST(PerfDataReader, FileModeInTimeOrderWithFeatures) {
   EXPECT_FALSE((*r)->Read(c).ok()) << "Read twice";
 }
 
+std::string WriteTemp(const std::vector<uint8_t>& bytes, const std::string& name) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  FILE* f = fopen(path.c_str(), "wb");
+  fwrite(bytes.data(), 1, bytes.size(), f);
+  fclose(f);
+  return path;
+}
+
+TEST(PerfDataReader, FilesMappedOrRead) {
+  for (bool pipe : {false, true}) {
+    const std::vector<uint8_t> bytes = pipe ? TwoRounds().PipeBytes() : TwoRounds().FileBytes();
+    const std::string path = WriteTemp(bytes, pipe ? "two_rounds_pipe.data" : "two_rounds.data");
+    for (FileAccess access : {FileAccess::kMap, FileAccess::kRead}) {
+      auto r = PerfDataReader::OpenFile(path, {}, access);
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_EQ((*r)->pipe_mode(), pipe);
+      Collect c;
+      ASSERT_TRUE((*r)->Read(c).ok());
+      ExpectTwoRoundsOrder(c);
+      EXPECT_EQ((*r)->info().arch, "x86_64");
+      EXPECT_EQ((*r)->info().build_ids.size(), 2u);
+    }
+  }
+  EXPECT_TRUE(absl::IsNotFound(PerfDataReader::OpenFile("/no/such/perf.data").status()));
+  EXPECT_TRUE(absl::IsDataLoss(
+      PerfDataReader::OpenFile(WriteTemp({}, "empty.data")).status()));
+}
+
+TEST(PerfDataReader, ReadFileThatShrinksIsDataLossNotSigbus) {
+  PerfDataWriter w;
+  EventAttr a = testing::DwarfCallGraphAttr();
+  w.AddAttr(a);
+  for (uint64_t t = 1; t <= 30000; ++t) w.Add(Sample(a, t, t));  // > 2 windows
+  const std::vector<uint8_t> bytes = w.FileBytes();
+  ASSERT_GT(bytes.size(), size_t{2} << 20);
+  const std::string path = WriteTemp(bytes, "shrinks.data");
+  auto r = PerfDataReader::OpenFile(path, {}, FileAccess::kRead);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(truncate(path.c_str(), 1 << 20), 0);
+  Collect c;
+  absl::Status st = (*r)->Read(c);
+  EXPECT_TRUE(absl::IsDataLoss(st)) << st;
+  EXPECT_GT(c.ips.size(), 0u);
+  EXPECT_LT(c.ips.size(), 30000u);
+}
+
 TEST(PerfDataReader, PipeModeFromBufferAndStream) {
   std::vector<uint8_t> bytes = TwoRounds().PipeBytes();
   auto r = PerfDataReader::OpenBuffer(bytes);

@@ -167,6 +167,15 @@ TEST_P(PerfRecordTest, ReadsWhatPerfScriptPrints) {
   // The recording's process ends up with mappings, among them its binary.
   EXPECT_GT(ours.maps.processes(), 0u);
 
+  {
+    // Read with pread instead of a mapping: the same records.
+    absl::StatusOr<std::unique_ptr<PerfDataReader>> pr =
+        PerfDataReader::OpenFile(*data, {}, FileAccess::kRead);
+    ASSERT_TRUE(pr.ok()) << pr.status();
+    Printer read;
+    ASSERT_TRUE((*pr)->Read(read).ok());
+    EXPECT_EQ(read.lines, ours.lines);
+  }
   if (c.mode == Mode::kPipe) {
     // The same bytes through a descriptor, read once, front to back.
     memory::ScopedFd fd = memory::OpenCloexec(data->c_str(), O_RDONLY);
