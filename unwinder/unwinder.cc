@@ -53,8 +53,9 @@ Step Stop(const absl::Status& s) {
 // the signal frame is at the exact sp, so the walk stops there rather than
 // read registers from the wrong place.
 Step SignalTrampolineStep(memory::Memory& code, memory::Memory& memory,
-                          const arch::RegisterSet& regs, bool sp_exact) {
-  if (!arch::IsSigreturnTrampoline(regs.arch(), code, regs.pc())) {
+                          const arch::RegisterSet& regs, arch::FrameAddress at,
+                          bool sp_exact) {
+  if (!arch::IsSigreturnTrampoline(regs.arch(), code, at)) {
     return Stop(StopReason::kNoUnwindInfo, "");
   }
   if (!sp_exact) {
@@ -66,7 +67,7 @@ Step SignalTrampolineStep(memory::Memory& code, memory::Memory& memory,
     return s;
   }
   absl::StatusOr<arch::RegisterSet> caller =
-      arch::RestoreFromSigframe(code, memory, regs);
+      arch::RestoreFromSigframe(code, memory, regs, at);
   if (!caller.ok()) return Stop(caller.status());
   Step s;
   s.ok = true;
@@ -140,9 +141,9 @@ Step StepOnce(MappedModule* mm, memory::Memory& memory,
               const arch::RegisterSet& regs, const StepContext& ctx) {
   if (mm != nullptr && mm->module != nullptr) {
     ModuleCodeMemory code(*mm);
-    Step s = SignalTrampolineStep(code, memory, regs, ctx.sp_exact);
+    Step s = SignalTrampolineStep(code, memory, regs, ctx.at, ctx.sp_exact);
     if (s.ok || s.signal_frame) return s;
-  } else if (Step s = SignalTrampolineStep(memory, memory, regs, ctx.sp_exact);
+  } else if (Step s = SignalTrampolineStep(memory, memory, regs, ctx.at, ctx.sp_exact);
              s.ok || s.signal_frame) {
     return s;
   }
