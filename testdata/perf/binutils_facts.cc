@@ -30,6 +30,16 @@ absl::StatusOr<std::string> Run(const std::vector<std::string>& argv) {
   return out->stdout_text;
 }
 
+// What a tool printed for these arguments, run once per process.
+absl::StatusOr<std::string> RunOnce(const std::vector<std::string>& argv) {
+  static std::mutex mu;
+  static std::map<std::vector<std::string>, absl::StatusOr<std::string>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(argv);
+  if (it == cache.end()) it = cache.emplace(argv, Run(argv)).first;
+  return it->second;
+}
+
 // Every FDE range of `dso`, read once per file.
 absl::StatusOr<std::vector<std::pair<uint64_t, uint64_t>>> Fdes(const std::string& dso) {
   static std::mutex mu;
@@ -59,8 +69,8 @@ absl::StatusOr<std::vector<std::pair<uint64_t, uint64_t>>> Fdes(const std::strin
 absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> Disassemble(
     const std::string& dso, uint64_t lo, uint64_t hi) {
   absl::StatusOr<std::string> text =
-      Run({"objdump", "-d", "--no-show-raw-insn", absl::StrFormat("--start-address=0x%x", lo),
-           absl::StrFormat("--stop-address=0x%x", hi), dso});
+      RunOnce({"objdump", "-d", "--no-show-raw-insn", absl::StrFormat("--start-address=0x%x", lo),
+               absl::StrFormat("--stop-address=0x%x", hi), dso});
   if (!text.ok()) return text.status();
   std::vector<std::pair<uint64_t, std::string>> out;
   // "   3c057:\tsyscall"
@@ -77,7 +87,7 @@ absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> Disassemble(
 }  // namespace
 
 absl::StatusOr<uint64_t> FileAddress(const std::string& dso, uint64_t offset) {
-  absl::StatusOr<std::string> text = Run({"readelf", "-lW", dso});
+  absl::StatusOr<std::string> text = RunOnce({"readelf", "-lW", dso});
   if (!text.ok()) return text.status();
   // "  LOAD 0x026000 0x0000000000026000 0x0000000000026000 0x1550fc ..."
   for (absl::string_view line : absl::StrSplit(*text, '\n')) {
@@ -104,7 +114,7 @@ absl::StatusOr<std::optional<std::pair<uint64_t, uint64_t>>> FdeCovering(
 }
 
 absl::StatusOr<bool> ReturnAddressUndefinedAt(const std::string& dso, uint64_t addr) {
-  absl::StatusOr<std::string> text = Run({"readelf", "--debug-dump=frames-interp", dso});
+  absl::StatusOr<std::string> text = RunOnce({"readelf", "--debug-dump=frames-interp", dso});
   if (!text.ok()) return text.status();
   // An FDE line ("... FDE cie=... pc=LO..HI"), its column header ("LOC CFA
   // rbx ra"), then one row per location ("00000000001098e1 rsp+8 u").
