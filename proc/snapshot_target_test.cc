@@ -299,7 +299,11 @@ __attribute__((noinline)) void CompareWithLive() {
   s.stack_address = regs.sp();
   // Up to the top of this thread's stack mapping (perf copies at most
   // 64 KiB; gtest's main thread stack is shallow enough for that).
-  for (const Mapping& m : *ReadMaps(getpid())) {
+  // Named: a range-for over *ReadMaps(...) would iterate a destroyed
+  // temporary (ASan: stack-use-after-scope).
+  absl::StatusOr<std::vector<Mapping>> maps = ReadMaps(getpid());
+  ASSERT_TRUE(maps.ok()) << maps.status();
+  for (const Mapping& m : *maps) {
     if (m.Contains(regs.sp())) s.stack.resize(std::min<uint64_t>(m.end - regs.sp(), 1 << 16));
   }
   ASSERT_FALSE(s.stack.empty());

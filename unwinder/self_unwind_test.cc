@@ -39,7 +39,14 @@ __attribute__((noinline)) void Leaf(Captured* out) {
   out->unwind(regs);
   void* bt[256];
   int n = backtrace(bt, 256);
-  for (int i = 0; i < n; ++i) out->backtrace.push_back(reinterpret_cast<uint64_t>(bt[i]));
+  // The sanitizers' runtime intercepts backtrace(): its first frame is then
+  // the interceptor's, not Leaf's.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  const int first = 1;
+#else
+  const int first = 0;
+#endif
+  for (int i = first; i < n; ++i) out->backtrace.push_back(reinterpret_cast<uint64_t>(bt[i]));
   asm volatile("" ::: "memory");
 }
 

@@ -8,6 +8,8 @@
 
 namespace unwindd::harness {
 
+JsonValue::JsonValue(Type type) : type_(type) {}
+
 JsonValue JsonValue::Bool(bool b) {
   JsonValue v(Type::kBool);
   v.bool_ = b;

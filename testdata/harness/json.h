@@ -61,7 +61,9 @@ class JsonValue {
   std::optional<int64_t> AsInt64() const;
 
  private:
-  explicit JsonValue(Type type) : type_(type) {}
+  // Out of line: clang instantiates the members' destructors where the
+  // constructor is defined, and JsonMember is still incomplete here.
+  explicit JsonValue(Type type);
 
   Type type_;
   bool bool_ = false;
