@@ -22,8 +22,8 @@ namespace {
 constexpr int kMaxPcs = 8;
 // FDEs and FREs walked per input: enough for every seed, small enough that
 // one input stays far below libFuzzer's per-input timeout.
-constexpr uint32_t kMaxFdesWalked = 256;
-constexpr size_t kMaxFresWalked = 256;
+constexpr uint32_t kMaxFdesWalked = 64;
+constexpr size_t kMaxFresWalked = 64;
 
 void Run(const uint8_t* data, size_t size) {
   fuzz::FuzzInput in(data, size);
@@ -47,7 +47,6 @@ void Run(const uint8_t* data, size_t size) {
       const Fre& fre = (*fres)[j];
       const uint64_t lo = fde->func_start + fre.start;
       section.RowFor(FreMatch{*fde, fre, lo, lo + 1}).IgnoreError();
-      section.FindRow(lo).IgnoreError();
     }
     section.FindRow(fde->func_start).IgnoreError();
     if (fde->func_size > 0) section.FindRow(fde->func_end() - 1).IgnoreError();
