@@ -61,7 +61,7 @@ TEST(CoreBoundsTest, MillionNotesAreReadUpToTheLimitWithAWarning) {
   EXPECT_EQ(o.core->Threads(), std::vector<pid_t>{100});
   EXPECT_TRUE(Warned(*o.core, "more than 1048576 notes"));
   EXPECT_LT(o.core->report().warnings.size(), 10u);
-  EXPECT_LT(o.seconds, 10) << "sanity net only";
+  EXPECT_LT(o.seconds, 60) << "sanity net only";
 }
 
 TEST(CoreBoundsTest, ThreadsPastTheLimitAreIgnoredWithOneWarning) {
@@ -76,7 +76,7 @@ TEST(CoreBoundsTest, ThreadsPastTheLimitAreIgnoredWithOneWarning) {
   EXPECT_TRUE(Warned(*o.core, "more than 65536 threads"));
   // One per ignored thread, and the few CoreTarget adds (no NT_FILE...).
   EXPECT_LE(o.core->report().warnings.size(), 10u + 8u);
-  EXPECT_LT(o.seconds, 10) << "sanity net only";
+  EXPECT_LT(o.seconds, 60) << "sanity net only";
 }
 
 TEST(CoreBoundsTest, RepeatedThreadNotesGiveBoundedWarnings) {
@@ -89,7 +89,7 @@ TEST(CoreBoundsTest, RepeatedThreadNotesGiveBoundedWarnings) {
   // kMaxCoreWarnings, "... and N more", and the few CoreTarget adds.
   EXPECT_LE(o.core->report().warnings.size(), kMaxCoreWarnings + 1 + 8);
   EXPECT_TRUE(Warned(*o.core, "more warnings"));
-  EXPECT_LT(o.seconds, 10) << "sanity net only";
+  EXPECT_LT(o.seconds, 60) << "sanity net only";
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ while read -r kind item package needed; do
     command) command -v "$item" >/dev/null 2>&1 && continue ;;
     link) { [ "$libs_ok" = 1 ] || links "$item"; } && continue ;;
     link32) links -m32 "$item" && continue ;;
+    file) [ -e "$item" ] && continue ;;
     *) continue ;;
   esac
   echo "missing: $item ($kind; $needed) -- apt-get install $package" >&2

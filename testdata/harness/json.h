@@ -32,7 +32,7 @@ class JsonValue {
  public:
   enum class Type { kNull, kBool, kNumber, kString, kArray, kObject };
 
-  static JsonValue Null() { return JsonValue(Type::kNull); }
+  static JsonValue Null();
   static JsonValue Bool(bool b);
   // `literal` must already be a valid JSON number; the parser guarantees it.
   static JsonValue Number(std::string literal);

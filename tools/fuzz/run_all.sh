@@ -5,6 +5,7 @@
 #
 #   bash tools/fuzz/run_all.sh 10000000            # the 10M each
 #   bash tools/fuzz/run_all.sh 1000000 //proc:procfs_fuzzer
+#   FUZZ_MAX_SECONDS=600 bash tools/fuzz/run_all.sh 1000000   # or 10 min each
 #
 #   target                              execs   exec/s   cov    ft  time_s  crashes
 #   //proc:procfs_fuzzer              1000000    41234   812  2301      24        0
@@ -41,7 +42,7 @@ for t in "${targets[@]}"; do
   start=$(date +%s)
   # shellcheck disable=SC2046
   nice -n 10 "$bin/$pkg/$name" -runs="$runs" -timeout=1 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$art/" \
+    -max_total_time="${FUZZ_MAX_SECONDS:-0}" -print_final_stats=1 -artifact_prefix="$art/" \
     $(cat "$bin/$pkg/$name.options") "$scratch/$name" "$corpus" >"$log" 2>&1
   rc=$?
   secs=$(( $(date +%s) - start ))
