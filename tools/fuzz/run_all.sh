@@ -17,6 +17,10 @@
 # in fuzz-artifacts/<target>/ (crash-*, timeout-*, leak-*, oom-*) with the
 # fuzzer's log, and the script exits 1. To merge new coverage into the
 # committed corpora afterwards: tools/fuzz/minimize_corpus.sh.
+#
+# A timeout-* found while other jobs starve the fuzzer of CPU (it runs at
+# nice 10) may be no hang at all: rerun it alone, `BIN ARTIFACT` prints
+# the time it takes.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:?usage: run_all.sh N_EXECS [TARGET...]}
