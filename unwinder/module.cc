@@ -23,6 +23,10 @@ namespace {
 // for one module; the cache is dropped and refilled when full.
 constexpr size_t kMaxCachedRows = 16384;
 
+// A compressed section (SHF_COMPRESSED .debug_frame) larger than this once
+// decompressed is ignored. Real .debug_frame sections are a few MiB.
+constexpr uint64_t kMaxDecompressedSectionBytes = uint64_t{256} << 20;
+
 // Program header type of the segment that holds .sframe (binutils elf.h).
 constexpr uint32_t kPtGnuSframe = 0x6474e554;
 
@@ -219,6 +223,13 @@ absl::Status Module::LoadSections() {
   auto section_bytes = [&](const Found& f) -> absl::Span<const uint8_t> {
     if (f.scn == nullptr || f.shdr.sh_type == SHT_NOBITS) return {};
     if (f.shdr.sh_flags & SHF_COMPRESSED) {
+      // libelf allocates the size the header claims before inflating: a
+      // hostile ch_size must not become a multi-GiB allocation.
+      GElf_Chdr chdr;
+      if (gelf_getchdr(f.scn, &chdr) == nullptr ||
+          chdr.ch_size > kMaxDecompressedSectionBytes) {
+        return {};
+      }
       if (elf_compress(f.scn, 0, 0) < 0) return {};
     }
     Elf_Data* d = elf_getdata(f.scn, nullptr);
