@@ -58,6 +58,14 @@ std::string BuildIdPath(absl::string_view dir, absl::string_view build_id,
                       build_id.substr(2), suffix);
 }
 
+void RunAsSelf(const LocateOptions& options, const std::function<void()>& fn) {
+  if (options.as_self) {
+    options.as_self(fn);
+  } else {
+    fn();
+  }
+}
+
 class Recorder {
  public:
   explicit Recorder(LocateResult& r) : r_(r), start_(absl::Now()) {}
@@ -268,8 +276,10 @@ LocateResult LocateMainFile(const MainFileQuery& query,
               t0);
       return r;
     }
-    absl::StatusOr<Fetched> f =
-        options.debuginfod->Fetch(FetchKind::kExecutable, query.build_id);
+    absl::StatusOr<Fetched> f = absl::UnknownError("not run");
+    RunAsSelf(options, [&] {
+      f = options.debuginfod->Fetch(FetchKind::kExecutable, query.build_id);
+    });
     if (!f.ok()) {
       rec.Add(Origin::kDebuginfod, what, f.status(), t0);
       return r;
@@ -369,7 +379,8 @@ LocateResult LocateDebugFile(const DebugFileQuery& query,
     if (!s.ok()) return false;
     absl::StatusOr<ElfFacts> facts = f->Facts();
     r.found = Located{Kind::kDebugFile, origin, path, nullptr,
-                      facts.ok() ? facts->build_id : "", false, false};
+                      facts.ok() ? facts->build_id : "", false, false,
+                      std::make_shared<ElfFile>(*std::move(f))};
     return true;
   };
 
@@ -426,7 +437,8 @@ LocateResult LocateDebugFile(const DebugFileQuery& query,
       if (s.ok()) {
         absl::StatusOr<ElfFacts> facts = f->Facts();
         r.found = Located{Kind::kMiniDebugInfo, Origin::kMiniDebugInfo, "", shared,
-                          facts.ok() ? facts->build_id : "", false, false};
+                          facts.ok() ? facts->build_id : "", false, false,
+                          std::make_shared<ElfFile>(*std::move(f))};
         return r;
       }
     }
@@ -434,19 +446,23 @@ LocateResult LocateDebugFile(const DebugFileQuery& query,
   // 4. debuginfod.
   if (query.fetch && options.debuginfod != nullptr && IsBuildIdHex(query.build_id)) {
     absl::Time t0 = absl::Now();
-    absl::StatusOr<Fetched> fetched =
-        options.debuginfod->Fetch(FetchKind::kDebuginfo, query.build_id);
+    absl::StatusOr<Fetched> fetched = absl::UnknownError("not run");
+    absl::StatusOr<ElfFile> f = absl::UnknownError("not run");
+    RunAsSelf(options, [&] {
+      fetched = options.debuginfod->Fetch(FetchKind::kDebuginfo, query.build_id);
+      if (fetched.ok()) f = ElfFile::Open(fetched->path);
+    });
     if (!fetched.ok()) {
       rec.Add(Origin::kDebuginfod, absl::StrCat("debuginfod debuginfo ", query.build_id),
               fetched.status(), t0);
       return r;
     }
-    absl::StatusOr<ElfFile> f = ElfFile::Open(fetched->path);
     absl::Status s = f.ok() ? verify(*f, Origin::kDebuginfod, std::nullopt) : f.status();
     rec.Add(Origin::kDebuginfod, fetched->path, s, t0);
     if (s.ok()) {
       r.found = Located{Kind::kDebugFile, Origin::kDebuginfod, fetched->path, nullptr,
-                        fetched->build_id, true, fetched->downloaded};
+                        fetched->build_id, true, fetched->downloaded,
+                        std::make_shared<ElfFile>(*std::move(f))};
     }
   }
   return r;

@@ -117,6 +117,9 @@ struct Located {
   std::string build_id;  // the file's own, "" if none
   bool fetched = false;     // from debuginfod (its cache or a server)
   bool downloaded = false;  // fetched from a server by this lookup
+  // Debug files: the file as opened and verified (a fetched one may be
+  // readable only with the process's own identity, see `as_self`).
+  std::shared_ptr<ElfFile> elf;
 };
 
 struct LocateResult {
@@ -145,6 +148,11 @@ struct LocateOptions {
   // opener so that the file is opened once.
   std::function<absl::StatusOr<std::string>(const std::string& path)>
       read_build_id;
+  // Runs `fn` with the process's own filesystem identity. debuginfod's
+  // cache belongs to the process (unwindd's, 0700), not to the caller whose
+  // identity a server request runs with; fetching and opening fetched
+  // files go through this. Empty: run `fn` as is (the CLI).
+  std::function<void(const std::function<void()>& fn)> as_self;
 };
 
 struct MainFileQuery {
