@@ -335,12 +335,22 @@ absl::StatusOr<std::shared_ptr<const ModuleRow>> Module::FindSharedRow(
   bool load_debug_info = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const std::tuple<uint64_t, uint16_t, bool> key{at.LookupAddress(), policy.Code(),
-                                                   at.is_return_address()};
+    const RowKey key(at, policy.Code());
     auto it = rows_.find(key);
     if (it != rows_.end()) return it->second;
     absl::StatusOr<ModuleRow> row = FindRowUncached(at, policy);
-    if (WantsDebugInfoLocked(row, policy)) load_debug_info = true;
+    if (WantsDebugInfoLocked(row, policy)) {
+      load_debug_info = true;
+    } else {
+      if (!row.ok()) return row.status();
+      shared = std::make_shared<const ModuleRow>(*std::move(row));
+      if (rows_.size() >= kMaxCachedRows) ClearRowsLocked();
+      if (row_budget_ == nullptr || row_budget_->TryTake(kRowCacheEntryBytes)) {
+        rows_.emplace(key, shared);
+        return shared;
+      }
+      spent = row_budget_;
+    }
   }
   if (load_debug_info) {
     // Outside mu_: finding it may take a while (a CRC over a large file, a
@@ -348,21 +358,6 @@ absl::StatusOr<std::shared_ptr<const ModuleRow>> Module::FindSharedRow(
     // retry then sees debug_tried_ and goes the usual way.
     LoadDebugInfo();
     return FindSharedRow(at, policy);
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    const RowKey key(at, policy.Code());
-    auto it = rows_.find(key);
-    if (it != rows_.end()) return it->second;
-    absl::StatusOr<ModuleRow> row = FindRowUncached(at, policy);
-    if (!row.ok()) return row.status();
-    shared = std::make_shared<const ModuleRow>(*std::move(row));
-    if (rows_.size() >= kMaxCachedRows) ClearRowsLocked();
-    if (row_budget_ == nullptr || row_budget_->TryTake(kRowCacheEntryBytes)) {
-      rows_.emplace(key, shared);
-      return shared;
-    }
-    spent = row_budget_;
   }
   // The budget is spent: this row is served uncached, and every module
   // starts afresh (outside our lock: ReclaimAll takes each module's).

@@ -1,6 +1,13 @@
 #include "unwinder/locate/debuginfod.h"
 
+#ifndef UNWINDD_NO_DEBUGINFOD
 #include <elfutils/debuginfod.h>
+#else
+// The aarch64 cross build has no libdebuginfod (third_party/system); its
+// environment variable names, from elfutils' debuginfod.h.
+#define DEBUGINFOD_URLS_ENV_VAR "DEBUGINFOD_URLS"
+#define DEBUGINFOD_CACHE_PATH_ENV_VAR "DEBUGINFOD_CACHE_PATH"
+#endif
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +25,7 @@
 namespace unwindd::locate {
 namespace {
 
+#ifndef UNWINDD_NO_DEBUGINFOD
 enum class Cancel { kNone, kTimeout, kTooLarge };
 
 // What one request's progress callback checks (debuginfod_set_user_data).
@@ -51,6 +59,8 @@ struct ClientDeleter {
   void operator()(debuginfod_client* c) const { debuginfod_end(c); }
 };
 
+#endif  // UNWINDD_NO_DEBUGINFOD
+
 std::string Home() {
   const char* h = getenv("HOME");
   return h != nullptr ? h : "/";
@@ -60,14 +70,14 @@ std::string Home() {
 // 0.188 leaves after any failed request, cancelled ones included, and
 // which would answer ENOENT for the next 10 minutes (cache_miss_s): a
 // server that was too slow once has not said it lacks the file.
-void RemoveNegativeCacheEntry(const std::string& path) {
+[[maybe_unused]] void RemoveNegativeCacheEntry(const std::string& path) {
   struct stat st;
   if (lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
     unlink(path.c_str());
   }
 }
 
-void RemoveFromCache(const std::string& path) {
+[[maybe_unused]] void RemoveFromCache(const std::string& path) {
   unlink(path.c_str());
   std::string dir = path.substr(0, path.rfind('/'));
   if (!dir.empty()) rmdir(dir.c_str());  // only if now empty
@@ -112,9 +122,19 @@ absl::StatusOr<std::unique_ptr<Debuginfod>> Debuginfod::Create(
     if (env != nullptr) urls = std::string(absl::StripAsciiWhitespace(env));
   }
   if (urls.empty()) return std::unique_ptr<Debuginfod>();
+#ifdef UNWINDD_NO_DEBUGINFOD
+  return absl::UnimplementedError(
+      "this build has no debuginfod client (libdebuginfod is not linked)");
+#else
   return std::unique_ptr<Debuginfod>(new Debuginfod(std::move(options), urls));
+#endif
 }
 
+#ifdef UNWINDD_NO_DEBUGINFOD
+absl::StatusOr<Fetched> Debuginfod::Fetch(FetchKind, absl::string_view) const {
+  return absl::UnimplementedError("this build has no debuginfod client");
+}
+#else
 absl::StatusOr<Fetched> Debuginfod::Fetch(FetchKind kind,
                                           absl::string_view build_id) const {
   if (!IsBuildIdHex(build_id)) {
@@ -202,5 +222,7 @@ absl::StatusOr<Fetched> Debuginfod::Fetch(FetchKind kind,
   }
   return out;
 }
+
+#endif  // UNWINDD_NO_DEBUGINFOD
 
 }  // namespace unwindd::locate

@@ -1,7 +1,9 @@
 #include "service/cli/symbols/symbolizer.h"
 
 #include <cxxabi.h>
+#ifndef UNWINDD_NO_LIBDW
 #include <elfutils/libdwfl.h>
+#endif
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -17,6 +19,13 @@
 
 namespace unwindd::cli {
 
+#ifdef UNWINDD_NO_LIBDW
+// The aarch64 cross build has no libdw (third_party/system): no symbols.
+struct Symbolizer::Module {
+  std::string key;
+  ModuleFiles files;
+};
+#else
 struct Symbolizer::Module {
   std::string key;  // in Symbolizer::by_key_
   ModuleFiles files;
@@ -30,8 +39,11 @@ struct Symbolizer::Module {
     if (dwfl != nullptr) dwfl_end(dwfl);
   }
 };
+#endif  // UNWINDD_NO_LIBDW
 
 namespace {
+
+#ifndef UNWINDD_NO_LIBDW
 
 // libdwfl asks for the main file only when a module is reported without
 // one; every module here is reported with its file.
@@ -96,6 +108,7 @@ int ImageFd(const std::vector<uint8_t>& image) {
   }
   return fd;
 }
+#endif  // UNWINDD_NO_LIBDW
 
 }  // namespace
 
@@ -118,6 +131,11 @@ Symbolizer::Symbolizer(Options options) : options_(std::move(options)) {
 
 Symbolizer::~Symbolizer() = default;
 
+#ifdef UNWINDD_NO_LIBDW
+Symbolizer::Module* Symbolizer::Get(const ModuleFiles&) { return nullptr; }
+
+std::string Symbolizer::Symbolize(const ModuleFiles&, uint64_t, bool) { return ""; }
+#else
 Symbolizer::Module* Symbolizer::Get(const ModuleFiles& files) {
   std::string key =
       files.image != nullptr
@@ -185,5 +203,7 @@ std::string Symbolizer::Symbolize(const ModuleFiles& module, uint64_t rel_pc,
   m->answers.emplace(key, out);
   return out;
 }
+
+#endif  // UNWINDD_NO_LIBDW
 
 }  // namespace unwindd::cli
