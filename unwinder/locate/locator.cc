@@ -66,6 +66,14 @@ void RunAsSelf(const LocateOptions& options, const std::function<void()>& fn) {
   }
 }
 
+void RunAsCaller(const LocateOptions& options, const std::function<void()>& fn) {
+  if (options.as_caller) {
+    options.as_caller(fn);
+  } else {
+    fn();
+  }
+}
+
 class Recorder {
  public:
   explicit Recorder(LocateResult& r) : r_(r), start_(absl::Now()) {}
@@ -261,10 +269,17 @@ LocateResult LocateMainFile(const MainFileQuery& query,
     if (try_path(c.path, c.origin, false)) return r;
   }
   if (query.build_id.empty()) return r;
-  for (const std::string& dir : EffectiveDebugDirs(options)) {
-    std::string p = BuildIdPath(dir, query.build_id, "");
-    if (!p.empty() && try_path(p, Origin::kBuildIdDir, true)) return r;
-  }
+  bool found = false;
+  RunAsCaller(options, [&] {
+    for (const std::string& dir : EffectiveDebugDirs(options)) {
+      std::string p = BuildIdPath(dir, query.build_id, "");
+      if (!p.empty() && try_path(p, Origin::kBuildIdDir, true)) {
+        found = true;
+        return;
+      }
+    }
+  });
+  if (found) return r;
   if (options.debuginfod != nullptr && IsBuildIdHex(query.build_id)) {
     absl::Time t0 = absl::Now();
     std::string what = absl::StrCat("debuginfod executable ", query.build_id);
@@ -385,64 +400,71 @@ LocateResult LocateDebugFile(const DebugFileQuery& query,
   };
 
   const std::vector<std::string> dirs = EffectiveDebugDirs(options);
-  // 1. By build-id.
-  if (!query.build_id.empty()) {
-    for (const std::string& dir : dirs) {
-      std::string p = BuildIdPath(dir, query.build_id, ".debug");
-      if (!p.empty() && try_file(p, Origin::kBuildIdDir, std::nullopt)) return r;
-    }
-  }
-  // 2. By .gnu_debuglink. The file's directory is where the main file
-  // really is, unless that is a /proc/PID/map_files name.
-  if (query.debuglink.has_value()) {
-    const std::string& name = query.debuglink->name;
-    const uint32_t crc = query.debuglink->crc;
-    const bool main_is_proc = IsProcPath(query.main_path);
-    std::string file_dir = Dirname(main_is_proc ? query.recorded_path : query.main_path);
-    if (try_file(absl::StrCat(file_dir, "/", name), Origin::kDebugLinkBeside, crc) ||
-        try_file(absl::StrCat(file_dir, "/.debug/", name), Origin::kDebugLinkDotDebug,
-                 crc)) {
-      return r;
-    }
-    // Under each debug directory, the main file's absolute directory: the
-    // recorded one (the layout a distribution installs) and, if it differs,
-    // where the file was found.
-    std::vector<std::string> abs_dirs;
-    std::string recorded_dir = Dirname(query.recorded_path);
-    if (absl::StartsWith(recorded_dir, "/")) abs_dirs.push_back(recorded_dir);
-    if (absl::StartsWith(file_dir, "/") && !main_is_proc && file_dir != recorded_dir) {
-      abs_dirs.push_back(file_dir);
-    }
-    for (const std::string& dir : dirs) {
-      for (const std::string& sub : abs_dirs) {
-        std::string p = absl::StrCat(dir, sub == "/" ? "" : sub, "/", name);
-        if (try_file(p, Origin::kDebugLinkDebugDir, crc)) return r;
+  // 1-3, the local ones, opened as the caller (LocateOptions::as_caller).
+  auto local_debug_locators = [&]() -> bool {
+    // 1. By build-id.
+    if (!query.build_id.empty()) {
+      for (const std::string& dir : dirs) {
+        std::string p = BuildIdPath(dir, query.build_id, ".debug");
+        if (!p.empty() && try_file(p, Origin::kBuildIdDir, std::nullopt)) return true;
       }
     }
-  }
-  // 3. MiniDebugInfo.
-  if (!query.gnu_debugdata.empty()) {
-    absl::Time t0 = absl::Now();
-    const std::string what = absl::StrCat(query.main_path, "[.gnu_debugdata]");
-    absl::StatusOr<std::vector<uint8_t>> image =
-        DecompressXz(query.gnu_debugdata, options.max_minidebuginfo_bytes);
-    if (!image.ok()) {
-      rec.Add(Origin::kMiniDebugInfo, what, image.status(), t0);
-    } else {
-      auto shared = std::make_shared<const std::vector<uint8_t>>(*std::move(image));
-      absl::StatusOr<ElfFile> f = ElfFile::FromImage(shared, what);
-      absl::Status s = f.ok() ? verify(*f, Origin::kMiniDebugInfo, std::nullopt)
-                              : f.status();
-      rec.Add(Origin::kMiniDebugInfo, what, s, t0);
-      if (s.ok()) {
-        absl::StatusOr<ElfFacts> facts = f->Facts();
-        r.found = Located{Kind::kMiniDebugInfo, Origin::kMiniDebugInfo, "", shared,
-                          facts.ok() ? facts->build_id : "", false, false,
-                          std::make_shared<ElfFile>(*std::move(f))};
-        return r;
+    // 2. By .gnu_debuglink. The file's directory is where the main file
+    // really is, unless that is a /proc/PID/map_files name.
+    if (query.debuglink.has_value()) {
+      const std::string& name = query.debuglink->name;
+      const uint32_t crc = query.debuglink->crc;
+      const bool main_is_proc = IsProcPath(query.main_path);
+      std::string file_dir = Dirname(main_is_proc ? query.recorded_path : query.main_path);
+      if (try_file(absl::StrCat(file_dir, "/", name), Origin::kDebugLinkBeside, crc) ||
+          try_file(absl::StrCat(file_dir, "/.debug/", name), Origin::kDebugLinkDotDebug,
+                   crc)) {
+        return true;
+      }
+      // Under each debug directory, the main file's absolute directory: the
+      // recorded one (the layout a distribution installs) and, if it differs,
+      // where the file was found.
+      std::vector<std::string> abs_dirs;
+      std::string recorded_dir = Dirname(query.recorded_path);
+      if (absl::StartsWith(recorded_dir, "/")) abs_dirs.push_back(recorded_dir);
+      if (absl::StartsWith(file_dir, "/") && !main_is_proc && file_dir != recorded_dir) {
+        abs_dirs.push_back(file_dir);
+      }
+      for (const std::string& dir : dirs) {
+        for (const std::string& sub : abs_dirs) {
+          std::string p = absl::StrCat(dir, sub == "/" ? "" : sub, "/", name);
+          if (try_file(p, Origin::kDebugLinkDebugDir, crc)) return true;
+        }
       }
     }
-  }
+    // 3. MiniDebugInfo.
+    if (!query.gnu_debugdata.empty()) {
+      absl::Time t0 = absl::Now();
+      const std::string what = absl::StrCat(query.main_path, "[.gnu_debugdata]");
+      absl::StatusOr<std::vector<uint8_t>> image =
+          DecompressXz(query.gnu_debugdata, options.max_minidebuginfo_bytes);
+      if (!image.ok()) {
+        rec.Add(Origin::kMiniDebugInfo, what, image.status(), t0);
+      } else {
+        auto shared = std::make_shared<const std::vector<uint8_t>>(*std::move(image));
+        absl::StatusOr<ElfFile> f = ElfFile::FromImage(shared, what);
+        absl::Status s = f.ok() ? verify(*f, Origin::kMiniDebugInfo, std::nullopt)
+                                : f.status();
+        rec.Add(Origin::kMiniDebugInfo, what, s, t0);
+        if (s.ok()) {
+          absl::StatusOr<ElfFacts> facts = f->Facts();
+          r.found = Located{Kind::kMiniDebugInfo, Origin::kMiniDebugInfo, "", shared,
+                            facts.ok() ? facts->build_id : "", false, false,
+                            std::make_shared<ElfFile>(*std::move(f))};
+          return true;
+        }
+      }
+    }
+    return false;
+  };
+  bool found_locally = false;
+  RunAsCaller(options, [&] { found_locally = local_debug_locators(); });
+  if (found_locally) return r;
   // 4. debuginfod.
   if (query.fetch && options.debuginfod != nullptr && IsBuildIdHex(query.build_id)) {
     absl::Time t0 = absl::Now();

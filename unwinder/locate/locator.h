@@ -153,6 +153,12 @@ struct LocateOptions {
   // identity a server request runs with; fetching and opening fetched
   // files go through this. Empty: run `fn` as is (the CLI).
   std::function<void(const std::function<void()>& fn)> as_self;
+  // Runs `fn` with the filesystem identity of whoever the lookup is for:
+  // the build-id directories, debug directories and .gnu_debuglink
+  // candidates are opened through it, so that a server that unwinds as
+  // itself (live processes, snapshots) only uses debug files its caller may
+  // read. Empty: run `fn` as is.
+  std::function<void(const std::function<void()>& fn)> as_caller;
 };
 
 struct MainFileQuery {

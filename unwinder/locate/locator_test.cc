@@ -264,6 +264,24 @@ TEST_F(LocatorTest, HookedReaderAndItsErrors) {
   EXPECT_TRUE(r.permission_denied());
 }
 
+TEST_F(LocatorTest, LocalDebugLookupsRunAsTheCaller) {
+  std::string main = PlaceMain("k");
+  Copy(DebugSource(), absl::StrCat(tmp_, "/k/", debug_name_));
+  int calls = 0;
+  // A caller who may read nothing: the hook does not run the lookups.
+  options_.as_caller = [&](const std::function<void()>&) { ++calls; };
+  LocateResult r = FindDebug(main, main);
+  EXPECT_FALSE(r.found.has_value()) << Describe(r);
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(r.attempts.empty()) << Describe(r);
+  options_.as_caller = [&](const std::function<void()>& fn) {
+    ++calls;
+    fn();
+  };
+  EXPECT_TRUE(FindDebug(main, main).found.has_value());
+  EXPECT_EQ(calls, 2);
+}
+
 TEST(EffectiveDebugDirsTest, SysrootFirstThenTheHost) {
   LocateOptions o;
   o.sysroot = "/s/";
