@@ -337,7 +337,7 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
 
 ProcessStacks UnwindTarget(proc::Target& target, ModuleCache& cache,
                            const UnwindOptions& options) {
-  AddressSpace space(target, cache);
+  AddressSpace space(target, cache, options.locate);
   return UnwindTarget(target, space, options);
 }
 
@@ -373,6 +373,16 @@ ProcessStacks UnwindTarget(proc::Target& target, AddressSpace& space,
         if (!mm.open_status.ok()) info.error = std::string(mm.open_status.message());
         info.mismatch = mm.mismatch;
         info.from_memory = mm.from_memory;
+        info.file_origin = mm.file_origin;
+        info.fetched = mm.fetched;
+        if (mm.module != nullptr) {
+          if (std::optional<DebugInfo> d = mm.module->debug_info()) {
+            info.debug_file = d->path;
+            info.debug_kind = d->kind;
+            info.debug_origin = d->origin;
+            info.debug_fetched = d->fetched;
+          }
+        }
         out.modules.push_back(std::move(info));
       }
       f.module = it->second;

@@ -17,7 +17,17 @@ const char kUsage[] =
     "                        [--sources=LIST]\n"
     "       unwind check-sframe FILE\n"
     "  --sources=LIST  unwind sources to use, in order, from eh_frame,\n"
-    "                  debug_frame, sframe, fp (default: all four, in that order)\n";
+    "                  debug_frame, sframe, fp (default: all four, in that order)\n"
+    "  pid, demo and core also take:\n"
+    "  --debug-dir=DIR  where separate debug files are (repeatable; default\n"
+    "                   /usr/lib/debug): DIR/.build-id/xx/rest.debug and\n"
+    "                   DIR/<file's directory>/<.gnu_debuglink name>\n"
+    "  --debuginfod=URL  fetch missing files and debug info by build-id from\n"
+    "                   these servers (default: $DEBUGINFOD_URLS);\n"
+    "                   --no-debuginfod: never\n"
+    "  --debuginfod-timeout=S, --debuginfod-max-bytes=N  bounds per request\n"
+    "                   (default 30 s, 1 GiB)\n"
+    "  --symbols        function+offset per frame (like eu-stack)\n";
 
 namespace {
 
@@ -74,6 +84,26 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
       absl::StatusOr<proc::PathMapping> m = proc::ParsePathMapping(a);
       if (!m.ok()) return m.status();
       cmd.path_maps.push_back(*std::move(m));
+    } else if (absl::ConsumePrefix(&a, "--debug-dir=")) {
+      if (a.empty()) return Bad("empty --debug-dir");
+      cmd.debug_dirs.push_back(std::string(a));
+    } else if (absl::ConsumePrefix(&a, "--debuginfod=")) {
+      if (a.empty()) return Bad("empty --debuginfod URL");
+      if (!cmd.debuginfod_urls.empty()) cmd.debuginfod_urls += " ";
+      absl::StrAppend(&cmd.debuginfod_urls, a);
+    } else if (a == "--no-debuginfod") {
+      cmd.no_debuginfod = true;
+    } else if (absl::ConsumePrefix(&a, "--debuginfod-timeout=")) {
+      absl::StatusOr<int64_t> n = PositiveNumber("debuginfod timeout", a, 3600);
+      if (!n.ok()) return n.status();
+      cmd.debuginfod_timeout_s = static_cast<int>(*n);
+    } else if (absl::ConsumePrefix(&a, "--debuginfod-max-bytes=")) {
+      absl::StatusOr<int64_t> n =
+          PositiveNumber("debuginfod size limit", a, int64_t{1} << 40);
+      if (!n.ok()) return n.status();
+      cmd.debuginfod_max_bytes = static_cast<uint64_t>(*n);
+    } else if (a == "--symbols") {
+      cmd.symbols = true;
     } else if (absl::StartsWith(a, "-")) {
       return Bad(absl::StrCat("unknown option '", a, "'"));
     } else {
@@ -100,10 +130,16 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
     if (!cmd.tids.empty() || cmd.sources_given || cmd.max_frames != 0) {
       return Bad("check-sframe takes no --tid, --sources or --max-frames");
     }
+    if (!cmd.debug_dirs.empty() || !cmd.debuginfod_urls.empty() || cmd.symbols) {
+      return Bad("check-sframe takes no --debug-dir, --debuginfod or --symbols");
+    }
     cmd.kind = Command::Kind::kCheckSframe;
     cmd.path = std::string(positional[1]);
   } else {
     return Bad(absl::StrCat("unknown command '", positional[0], "'"));
+  }
+  if (!cmd.debuginfod_urls.empty() && cmd.no_debuginfod) {
+    return Bad("--debuginfod and --no-debuginfod exclude each other");
   }
   if (cmd.kind != Command::Kind::kCore &&
       (!cmd.exe.empty() || !cmd.sysroot.empty() || !cmd.path_maps.empty())) {

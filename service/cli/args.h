@@ -36,6 +36,18 @@ struct Command {
   std::string exe;
   std::string sysroot;
   std::vector<proc::PathMapping> path_maps;
+  // Binaries from elsewhere (README "Binaries from elsewhere"):
+  // --debug-dir=DIR (repeatable; none given: /usr/lib/debug).
+  std::vector<std::string> debug_dirs;
+  // --debuginfod=URL (repeatable, or space-separated): these servers;
+  // none: $DEBUGINFOD_URLS if set; --no-debuginfod: never.
+  std::string debuginfod_urls;
+  bool no_debuginfod = false;
+  // --debuginfod-timeout=SECONDS, --debuginfod-max-bytes=N: per request.
+  int debuginfod_timeout_s = 30;
+  uint64_t debuginfod_max_bytes = uint64_t{1} << 30;
+  // --symbols: function+offset per frame.
+  bool symbols = false;
 };
 
 // `args` excludes argv[0]. InvalidArgument with a one-line message on misuse.

@@ -9,6 +9,14 @@ namespace {
 
 std::string Hex(uint64_t v) { return absl::StrFormat("\"0x%x\"", v); }
 
+const std::string& SymbolOf(const FrameSymbols* symbols, size_t t, size_t i) {
+  static const std::string* const kNone = new std::string();
+  if (symbols == nullptr || t >= symbols->size() || i >= (*symbols)[t].size()) {
+    return *kNone;
+  }
+  return (*symbols)[t][i];
+}
+
 std::string SignalJson(const proc::SignalInfo& s) {
   std::string out = absl::StrCat("{\"number\": ", s.number, ", \"name\": ",
                                  JsonString(proc::SignalName(s.number)));
@@ -49,6 +57,7 @@ std::string CoreJson(const CoreSummary& c) {
     absl::StrAppend(&out, i ? ",\n    " : "\n    ", "{\"path\": ", JsonString(f.path),
                     ", \"state\": ", JsonString(f.state));
     if (!f.file.empty()) absl::StrAppend(&out, ", \"file\": ", JsonString(f.file));
+    if (f.fetched) out += ", \"fetched\": true";
     absl::StrAppend(&out, ", \"build_id\": ", JsonString(f.build_id));
     if (!f.file_build_id.empty()) {
       absl::StrAppend(&out, ", \"file_build_id\": ", JsonString(f.file_build_id));
@@ -81,7 +90,7 @@ std::string CoreText(const CoreSummary& c) {
 }  // namespace
 
 std::string FormatJson(const unwinder::ProcessStacks& stacks,
-                       const CoreSummary* core) {
+                       const CoreSummary* core, const FrameSymbols* symbols) {
   std::string out = "{";
   if (core != nullptr) absl::StrAppend(&out, "\"core\": ", CoreJson(*core), ",\n ");
   out += "\"threads\": [";
@@ -110,6 +119,17 @@ std::string FormatJson(const unwinder::ProcessStacks& stacks,
           absl::StrAppend(&out, ", \"module_error\": ", JsonString(m.error));
         }
         if (m.from_memory) out += ", \"from_memory\": true";
+        if (m.fetched) out += ", \"fetched\": true";
+        if (!m.debug_kind.empty()) {
+          absl::StrAppend(&out, ", \"debug_file\": ",
+                          JsonString(m.debug_file.empty() ? "[.gnu_debugdata]"
+                                                          : m.debug_file),
+                          ", \"debug_kind\": ", JsonString(m.debug_kind));
+          if (m.debug_fetched) out += ", \"debug_fetched\": true";
+        }
+      }
+      if (const std::string& sym = SymbolOf(symbols, t, i); !sym.empty()) {
+        absl::StrAppend(&out, ", \"symbol\": ", JsonString(sym));
       }
       out += "}";
     }
@@ -120,19 +140,23 @@ std::string FormatJson(const unwinder::ProcessStacks& stacks,
 }
 
 std::string FormatText(const unwinder::ProcessStacks& stacks,
-                       const CoreSummary* core) {
+                       const CoreSummary* core, const FrameSymbols* symbols) {
   std::string out;
   if (stacks.pid != 0) {
     absl::StrAppend(&out, "PID ", stacks.pid, core ? " - core\n" : " - process\n");
   }
   if (core != nullptr) out += CoreText(*core);
-  for (const unwinder::ThreadStack& th : stacks.threads) {
+  for (size_t t = 0; t < stacks.threads.size(); ++t) {
+    const unwinder::ThreadStack& th = stacks.threads[t];
     absl::StrAppend(&out, "TID ", th.tid, ":\n");
     if (th.signal) absl::StrAppend(&out, "signal: ", SignalText(*th.signal), "\n");
     const int width = 2 * arch::GetArchInfo(stacks.arch).address_size;
     for (size_t i = 0; i < th.frames.size(); ++i) {
       const unwinder::Frame& f = th.frames[i];
       absl::StrAppendFormat(&out, "#%-2d 0x%0*x", i, width, f.pc);
+      if (const std::string& sym = SymbolOf(symbols, t, i); !sym.empty()) {
+        absl::StrAppend(&out, " ", sym);
+      }
       std::string note;
       if (f.module >= 0) {
         const unwinder::ModuleInfo& m = stacks.modules[f.module];

@@ -15,12 +15,18 @@
 
 namespace unwindd::service {
 
+// `--symbols`: symbols[t][i] names frame i of thread t ("" where none).
+using FrameSymbols = std::vector<std::vector<std::string>>;
+
 // `core`, when given, adds a top-level "core" object (JSON) or header lines
-// (text).
+// (text); `symbols`, a "symbol" per frame (JSON) or the name after each PC,
+// as eu-stack prints it (text).
 std::string FormatJson(const unwinder::ProcessStacks& stacks,
-                       const CoreSummary* core = nullptr);
+                       const CoreSummary* core = nullptr,
+                       const FrameSymbols* symbols = nullptr);
 std::string FormatText(const unwinder::ProcessStacks& stacks,
-                       const CoreSummary* core = nullptr);
+                       const CoreSummary* core = nullptr,
+                       const FrameSymbols* symbols = nullptr);
 
 }  // namespace unwindd::service
 

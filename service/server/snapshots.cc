@@ -239,6 +239,11 @@ absl::StatusOr<std::vector<proc::SnapshotMapping>> SnapshotSession::Mappings(
 bool SnapshotSession::Space::Serves(const v1::SnapshotRequest& r, arch::Arch a,
                                     bool readable) const {
   if (a != arch || r.pid() != pid || readable != process_readable) return false;
+  if (r.debuginfod() != debuginfod ||
+      r.debug_dirs_size() != static_cast<int>(debug_dirs.size()) ||
+      !std::equal(r.debug_dirs().begin(), r.debug_dirs().end(), debug_dirs.begin())) {
+    return false;
+  }
   // Later samples may omit the table of their pid.
   if (r.mappings_size() == 0) return pid != 0;
   if (r.mappings_size() != static_cast<int>(mappings.size()) ||
@@ -274,7 +279,15 @@ absl::Status SnapshotSession::PrepareSpace(const v1::SnapshotRequest& r,
   absl::StatusOr<std::vector<proc::SnapshotMapping>> mappings =
       Mappings(r, process_readable);
   if (!mappings.ok()) return mappings.status();
+  static const ServerBinaries* const kDefaults = new ServerBinaries();
+  absl::StatusOr<locate::LocateOptions> locate = RequestLocateOptions(
+      env_.binaries != nullptr ? *env_.binaries : *kDefaults, r.debug_dirs(),
+      r.debuginfod(), r.sysroot(), caller_);
+  if (!locate.ok()) return locate.status();
   auto space = std::make_unique<Space>();
+  space->locate = *std::move(locate);
+  space->debug_dirs.assign(r.debug_dirs().begin(), r.debug_dirs().end());
+  space->debuginfod = r.debuginfod();
   space->arch = a;
   space->pid = r.pid();
   space->process_readable = process_readable;
@@ -295,7 +308,8 @@ absl::Status SnapshotSession::PrepareSpace(const v1::SnapshotRequest& r,
   space->target = *std::move(target);
   if (process_readable) space->process = memory::CreateProcessVmReadvMemory(r.pid());
   space->counted = CountReads(*space->target, env_.bytes_read);
-  space->space = std::make_unique<unwinder::AddressSpace>(*space->counted, *env_.cache);
+  space->space = std::make_unique<unwinder::AddressSpace>(*space->counted, *env_.cache,
+                                                         &space->locate);
   space_ = std::move(space);
   return absl::OkStatus();
 }

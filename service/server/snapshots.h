@@ -117,6 +117,9 @@ class SnapshotSession {
     std::vector<MappingKey> mappings;  // empty: read from /proc/PID/maps
     std::string sysroot;
     std::vector<std::pair<std::string, std::string>> path_map;
+    std::vector<std::string> debug_dirs;  // as sent
+    bool debuginfod = false;
+    locate::LocateOptions locate;  // `space` looks elsewhere with these
 
     std::unique_ptr<memory::Memory> process;  // when process_readable
     std::unique_ptr<proc::SnapshotTarget> target;

@@ -35,7 +35,7 @@
 #include "proc/perf/process_maps.h"
 #include "proc/perf/testing/recording.h"
 #include "service/cli/perf_script/perf_script.h"
-#include "testdata/perf/binutils_facts.h"
+#include "testdata/harness/binutils_facts.h"
 #include "testdata/harness/tools.h"
 #include "unwinder/unwinder.h"
 
@@ -204,27 +204,27 @@ bool Confirmed(const absl::StatusOr<bool>& fact) {
 
 // The binutils facts about a frame perf script printed (a file offset).
 bool NoFde(const Frame& f) {
-  absl::StatusOr<uint64_t> a = testdata::FileAddress(f.dso, f.address);
+  absl::StatusOr<uint64_t> a = harness::FileAddress(f.dso, f.address);
   if (!a.ok()) return Confirmed(a.status());
   absl::StatusOr<std::optional<std::pair<uint64_t, uint64_t>>> fde =
-      testdata::FdeCovering(f.dso, *a);
+      harness::FdeCovering(f.dso, *a);
   if (!fde.ok()) ADD_FAILURE() << fde.status();
   return fde.ok() && !fde->has_value();
 }
 absl::StatusOr<bool> IsCallSite(const Frame& f) {
-  absl::StatusOr<uint64_t> a = testdata::FileAddress(f.dso, f.address);
+  absl::StatusOr<uint64_t> a = harness::FileAddress(f.dso, f.address);
   if (!a.ok()) return a.status();
-  return testdata::IsCallSite(f.dso, *a);
+  return harness::IsCallSite(f.dso, *a);
 }
 absl::StatusOr<bool> ReturnAddressUndefinedAt(const Frame& f) {
-  absl::StatusOr<uint64_t> a = testdata::FileAddress(f.dso, f.address);
+  absl::StatusOr<uint64_t> a = harness::FileAddress(f.dso, f.address);
   if (!a.ok()) return a.status();
-  return testdata::ReturnAddressUndefinedAt(f.dso, *a);
+  return harness::ReturnAddressUndefinedAt(f.dso, *a);
 }
 absl::StatusOr<bool> FollowsRtSigreturn(const Frame& f) {
-  absl::StatusOr<uint64_t> a = testdata::FileAddress(f.dso, f.address);
+  absl::StatusOr<uint64_t> a = harness::FileAddress(f.dso, f.address);
   if (!a.ok()) return a.status();
-  return testdata::FollowsRtSigreturn(f.dso, *a);
+  return harness::FollowsRtSigreturn(f.dso, *a);
 }
 
 struct Case {

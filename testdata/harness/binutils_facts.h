@@ -1,13 +1,14 @@
 // Facts about code read with binutils (objdump, readelf), a tool that is
-// neither ours nor perf: what the end-to-end perf comparison uses to
-// confirm the rules under which our frames differ from `perf script`'s.
+// neither ours nor the one compared with: what end-to-end tests use to
+// confirm the rules under which our frames differ from another tool's
+// (testdata/perf), or to name a function by its FDE.
 //
 //   absl::StatusOr<bool> call = IsCallSite(dso, ra - 1);
 //
 // Addresses are file addresses (p_vaddr space); FileAddress converts the
 // file offsets perf script prints.
-#ifndef UNWINDD_TESTDATA_PERF_BINUTILS_FACTS_H_
-#define UNWINDD_TESTDATA_PERF_BINUTILS_FACTS_H_
+#ifndef UNWINDD_TESTDATA_HARNESS_BINUTILS_FACTS_H_
+#define UNWINDD_TESTDATA_HARNESS_BINUTILS_FACTS_H_
 
 #include <cstdint>
 #include <optional>
@@ -16,7 +17,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace unwindd::testdata {
+namespace unwindd::harness {
 
 // The file address of file offset `offset` (readelf -l's PT_LOAD segments).
 absl::StatusOr<uint64_t> FileAddress(const std::string& dso, uint64_t offset);
@@ -39,6 +40,6 @@ absl::StatusOr<bool> IsCallSite(const std::string& dso, uint64_t addr);
 // trampoline, `mov $0xf,%rax; syscall`, and `addr` is where it returns to.
 absl::StatusOr<bool> FollowsRtSigreturn(const std::string& dso, uint64_t addr);
 
-}  // namespace unwindd::testdata
+}  // namespace unwindd::harness
 
-#endif  // UNWINDD_TESTDATA_PERF_BINUTILS_FACTS_H_
+#endif  // UNWINDD_TESTDATA_HARNESS_BINUTILS_FACTS_H_

@@ -1,4 +1,4 @@
-#include "testdata/perf/binutils_facts.h"
+#include "testdata/harness/binutils_facts.h"
 
 #include <map>
 #include <mutex>
@@ -13,7 +13,7 @@
 #include "absl/strings/strip.h"
 #include "testdata/harness/subprocess.h"
 
-namespace unwindd::testdata {
+namespace unwindd::harness {
 namespace {
 
 constexpr absl::Duration kTimeout = absl::Seconds(60);
@@ -171,4 +171,4 @@ absl::StatusOr<bool> FollowsRtSigreturn(const std::string& dso, uint64_t addr) {
          (*insns)[1].first == addr - 2 && (*insns)[1].second == "syscall";
 }
 
-}  // namespace unwindd::testdata
+}  // namespace unwindd::harness
