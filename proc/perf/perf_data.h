@@ -71,6 +71,14 @@ struct Event {
   ThrottleEvent throttle;  // kRecordThrottle, kRecordUnthrottle
 };
 
+// Decodes one record (header included) that attr `attr_index` of `attrs`
+// wrote (-1: unknown; non-sample records then use the first attr's
+// sample_id trailer) into `e`: what PerfDataReader delivers, and what a
+// live sampler's ring buffer holds. NotFound / DataLoss for a record that
+// does not decode; other types are delivered undecoded.
+absl::Status DecodeEvent(absl::Span<const uint8_t> record, const AttrSet& attrs,
+                         int attr_index, Event& e);
+
 class EventHandler {
  public:
   virtual ~EventHandler() = default;

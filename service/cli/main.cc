@@ -16,6 +16,8 @@
 #include "service/cli/core_command.h"
 #include "service/cli/demo.h"
 #include "service/cli/output.h"
+#include "service/cli/perf/perf_command.h"
+#include "service/cli/perf/profile_command.h"
 #include "service/cli/remote_exec.h"
 #include "unwinder/module.h"
 #include "unwinder/module_cache.h"
@@ -56,6 +58,12 @@ int Run(const unwindd::service::Command& cmd) {
   if (cmd.kind == Command::Kind::kCheckSframe) return CheckSframe(cmd.path);
   if (cmd.kind == Command::Kind::kCore) {
     return unwindd::service::RunCore(cmd, &g_interrupted);
+  }
+  if (cmd.kind == Command::Kind::kPerf) {
+    return unwindd::service::perf::RunPerf(cmd, &g_interrupted);
+  }
+  if (cmd.kind == Command::Kind::kProfile) {
+    return unwindd::service::perf::RunProfile(cmd, &g_interrupted);
   }
   absl::StatusOr<std::unique_ptr<unwindd::service::Binaries>> binaries =
       unwindd::service::Binaries::FromCommand(cmd);

@@ -89,6 +89,32 @@ std::string CoreText(const CoreSummary& c) {
 
 }  // namespace
 
+void AppendFrameJson(const unwinder::Frame& f, const unwinder::ModuleInfo* m,
+                     absl::string_view symbol, std::string* out) {
+  absl::StrAppend(out, "{\"pc\": ", Hex(f.pc), ", \"sp\": ", Hex(f.sp),
+                  ", \"method\": \"", unwinder::MethodName(f.method), "\"");
+  if (m != nullptr) {
+    absl::StrAppend(out, ", \"module\": ", JsonString(m->path),
+                    ", \"build_id\": ", JsonString(m->build_id));
+    if (m->bias_known) absl::StrAppend(out, ", \"rel_pc\": ", Hex(f.rel_pc));
+    if (!m->file.empty()) absl::StrAppend(out, ", \"file\": ", JsonString(m->file));
+    if (m->mismatch) *out += ", \"module_mismatch\": true";
+    if (!m->error.empty()) {
+      absl::StrAppend(out, ", \"module_error\": ", JsonString(m->error));
+    }
+    if (m->from_memory) *out += ", \"from_memory\": true";
+    if (m->fetched) *out += ", \"fetched\": true";
+    if (!m->debug_kind.empty()) {
+      absl::StrAppend(out, ", \"debug_file\": ",
+                      JsonString(m->debug_file.empty() ? "[.gnu_debugdata]" : m->debug_file),
+                      ", \"debug_kind\": ", JsonString(m->debug_kind));
+      if (m->debug_fetched) *out += ", \"debug_fetched\": true";
+    }
+  }
+  if (!symbol.empty()) absl::StrAppend(out, ", \"symbol\": ", JsonString(symbol));
+  *out += "}";
+}
+
 std::string FormatJson(const unwinder::ProcessStacks& stacks,
                        const CoreSummary* core, const FrameSymbols* symbols) {
   std::string out = "{";
@@ -105,33 +131,9 @@ std::string FormatJson(const unwinder::ProcessStacks& stacks,
     out += ", \"frames\": [";
     for (size_t i = 0; i < th.frames.size(); ++i) {
       const unwinder::Frame& f = th.frames[i];
-      absl::StrAppend(&out, i ? ",\n    " : "\n    ", "{\"pc\": ", Hex(f.pc),
-                      ", \"sp\": ", Hex(f.sp), ", \"method\": \"",
-                      unwinder::MethodName(f.method), "\"");
-      if (f.module >= 0) {
-        const unwinder::ModuleInfo& m = stacks.modules[f.module];
-        absl::StrAppend(&out, ", \"module\": ", JsonString(m.path),
-                        ", \"build_id\": ", JsonString(m.build_id));
-        if (m.bias_known) absl::StrAppend(&out, ", \"rel_pc\": ", Hex(f.rel_pc));
-        if (!m.file.empty()) absl::StrAppend(&out, ", \"file\": ", JsonString(m.file));
-        if (m.mismatch) out += ", \"module_mismatch\": true";
-        if (!m.error.empty()) {
-          absl::StrAppend(&out, ", \"module_error\": ", JsonString(m.error));
-        }
-        if (m.from_memory) out += ", \"from_memory\": true";
-        if (m.fetched) out += ", \"fetched\": true";
-        if (!m.debug_kind.empty()) {
-          absl::StrAppend(&out, ", \"debug_file\": ",
-                          JsonString(m.debug_file.empty() ? "[.gnu_debugdata]"
-                                                          : m.debug_file),
-                          ", \"debug_kind\": ", JsonString(m.debug_kind));
-          if (m.debug_fetched) out += ", \"debug_fetched\": true";
-        }
-      }
-      if (const std::string& sym = SymbolOf(symbols, t, i); !sym.empty()) {
-        absl::StrAppend(&out, ", \"symbol\": ", JsonString(sym));
-      }
-      out += "}";
+      out += i ? ",\n    " : "\n    ";
+      AppendFrameJson(f, f.module >= 0 ? &stacks.modules[f.module] : nullptr,
+                      SymbolOf(symbols, t, i), &out);
     }
     out += "]}";
   }

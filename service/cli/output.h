@@ -18,6 +18,11 @@ namespace unwindd::service {
 // `--symbols`: symbols[t][i] names frame i of thread t ("" where none).
 using FrameSymbols = std::vector<std::vector<std::string>>;
 
+// One frame as FormatJson writes it: {"pc": ..., "sp": ..., "method": ...,
+// and, when `module` is given, its fields (and "symbol" when not empty)}.
+void AppendFrameJson(const unwinder::Frame& frame, const unwinder::ModuleInfo* module,
+                     absl::string_view symbol, std::string* out);
+
 // `core`, when given, adds a top-level "core" object (JSON) or header lines
 // (text); `symbols`, a "symbol" per frame (JSON) or the name after each PC,
 // as eu-stack prints it (text).

@@ -36,6 +36,7 @@
 #include "proc/perf/testing/recording.h"
 #include "service/cli/perf_script/perf_script.h"
 #include "testdata/harness/binutils_facts.h"
+#include "testdata/harness/subprocess.h"
 #include "testdata/harness/tools.h"
 #include "unwinder/unwinder.h"
 
@@ -227,6 +228,8 @@ absl::StatusOr<bool> FollowsRtSigreturn(const Frame& f) {
   return harness::FollowsRtSigreturn(f.dso, *a);
 }
 
+std::string UnwindBinary() { return harness::RunfilesRoot() + "/service/unwind"; }
+
 struct Case {
   std::string fixture;  // under testdata/perf/
   Mode mode;
@@ -271,6 +274,22 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
 
   ASSERT_EQ(ours.samples.size(), theirs.size());
   ASSERT_GT(theirs.size(), 100u) << "too few samples to say anything";
+
+  // `unwind perf` (the CLI, its threads and its perf-script output) prints
+  // exactly what the library path above gives, sample by sample.
+  absl::StatusOr<harness::ToolOutput> cli =
+      harness::RunTool({"env", absl::StrCat("HOME=", dir), UnwindBinary(), "perf", *data,
+                        "--format=perf-script", "--jobs=2"},
+                       absl::Seconds(120));
+  ASSERT_TRUE(cli.ok()) << cli.status();
+  ASSERT_EQ(cli->exit_code, 0) << cli->stderr_text;
+  std::vector<ScriptSample> printed = ParsePerfScript(cli->stdout_text);
+  ASSERT_EQ(printed.size(), ours.samples.size());
+  for (size_t i = 0; i < printed.size(); ++i) {
+    EXPECT_EQ(printed[i].header, ours.samples[i].header) << "sample " << i;
+    EXPECT_EQ(printed[i].kernel, ours.samples[i].kernel) << "sample " << i;
+    EXPECT_TRUE(printed[i].user == ours.samples[i].user) << "sample " << i;
+  }
   std::map<std::string, int> causes;
   int shown = 0;
   for (size_t i = 0; i < theirs.size(); ++i) {
