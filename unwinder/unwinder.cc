@@ -214,6 +214,18 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
                             const arch::RegisterSet& initial,
                             const UnwindOptions& options) {
   ThreadStack out;
+  UnwindRegistersInto(space, memory, initial, options, &out);
+  return out;
+}
+
+void UnwindRegistersInto(AddressSpace& space, memory::Memory& memory,
+                         const arch::RegisterSet& initial, const UnwindOptions& options,
+                         ThreadStack* result) {
+  ThreadStack& out = *result;
+  out.frames.clear();
+  out.stop = StopReason::kEndOfStack;
+  out.stop_detail.clear();
+  out.signal.reset();
   const int max_frames = std::clamp(options.max_frames, 1, kMaxMaxFrames);
   out.frames.reserve(std::min(max_frames, kFramesReserved));
   const arch::ArchInfo& info = initial.info();
@@ -268,11 +280,11 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
 
     if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
       out.stop = StopReason::kCancelled;
-      return out;
+      return;
     }
     if (static_cast<int>(out.frames.size()) >= max_frames) {
       out.stop = StopReason::kMaxFrames;
-      return out;
+      return;
     }
     bool signal_frame = false;
     // The warm path: the cached compact row, applied in place. If it cannot
@@ -284,7 +296,7 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
       method = hit->method;
     } else if (fast == CompactRow::Result::kOutermost) {
       out.stop = StopReason::kEndOfStack;
-      return out;
+      return;
     } else {
       Step step = StepOnce(mm, stack, regs,
                            StepContext{options.sources, at, space.mappings(), cache,
@@ -294,7 +306,7 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
       if (!step.ok) {
         out.stop = step.stop;
         out.stop_detail = std::move(step.detail);
-        return out;
+        return;
       }
       regs = step.caller;
       signal_frame = step.signal_frame;
@@ -302,7 +314,7 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
     }
     if (!regs.Valid(pc_reg)) {
       out.stop = StopReason::kEndOfStack;
-      return out;
+      return;
     }
     // aarch64: a return address saved after paciasp carries a PAC (Row::
     // ra_signed); strip every recovered PC, as gdb does, so no signed
@@ -317,7 +329,7 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
       // A zero return address ends the chain (what glibc's thread start
       // routines leave behind, and where eu-stack and gdb stop too).
       out.stop = StopReason::kEndOfStack;
-      return out;
+      return;
     }
     // Each step must make progress up the stack. Signal frames may move to
     // another stack (sigaltstack), so only a repeat of the same frame counts
@@ -328,11 +340,32 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
       out.stop = StopReason::kLoop;
       out.stop_detail =
           absl::StrFormat("caller sp 0x%x after sp 0x%x", caller_sp, sp);
-      return out;
+      return;
     }
     // After a signal frame the caller's pc is the interrupted one.
     instruction_pointer = signal_frame;
   }
+}
+
+ModuleInfo DescribeModule(const MappedModule& mm) {
+  ModuleInfo info{mm.path, mm.module ? mm.module->build_id() : mm.recorded_build_id,
+                  mm.start, mm.end, mm.load_bias};
+  info.bias_known = mm.bias_known;
+  if (mm.file != mm.path) info.file = mm.file;
+  if (!mm.open_status.ok()) info.error = std::string(mm.open_status.message());
+  info.mismatch = mm.mismatch;
+  info.from_memory = mm.from_memory;
+  info.file_origin = mm.file_origin;
+  info.fetched = mm.fetched;
+  if (mm.module != nullptr) {
+    if (std::optional<DebugInfo> d = mm.module->debug_info()) {
+      info.debug_file = d->path;
+      info.debug_kind = d->kind;
+      info.debug_origin = d->origin;
+      info.debug_fetched = d->fetched;
+    }
+  }
+  return info;
 }
 
 ProcessStacks UnwindTarget(proc::Target& target, ModuleCache& cache,
@@ -363,28 +396,7 @@ ProcessStacks UnwindTarget(proc::Target& target, AddressSpace& space,
     for (Frame& f : stack.frames) {
       if (f.module < 0) continue;
       auto [it, inserted] = remap.try_emplace(f.module, out.modules.size());
-      if (inserted) {
-        const MappedModule& mm = space.modules()[f.module];
-        ModuleInfo info{mm.path,
-                        mm.module ? mm.module->build_id() : mm.recorded_build_id,
-                        mm.start, mm.end, mm.load_bias};
-        info.bias_known = mm.bias_known;
-        if (mm.file != mm.path) info.file = mm.file;
-        if (!mm.open_status.ok()) info.error = std::string(mm.open_status.message());
-        info.mismatch = mm.mismatch;
-        info.from_memory = mm.from_memory;
-        info.file_origin = mm.file_origin;
-        info.fetched = mm.fetched;
-        if (mm.module != nullptr) {
-          if (std::optional<DebugInfo> d = mm.module->debug_info()) {
-            info.debug_file = d->path;
-            info.debug_kind = d->kind;
-            info.debug_origin = d->origin;
-            info.debug_fetched = d->fetched;
-          }
-        }
-        out.modules.push_back(std::move(info));
-      }
+      if (inserted) out.modules.push_back(DescribeModule(space.modules()[f.module]));
       f.module = it->second;
     }
     out.threads.push_back(std::move(stack));

@@ -111,6 +111,16 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
                             const arch::RegisterSet& initial,
                             const UnwindOptions& options);
 
+// The same into `out`, reusing its storage: a stream of samples unwinds
+// without allocating once `out` has grown. Frames' modules are indexes into
+// space.modules().
+void UnwindRegistersInto(AddressSpace& space, memory::Memory& memory,
+                         const arch::RegisterSet& initial, const UnwindOptions& options,
+                         ThreadStack* out);
+
+// What ProcessStacks::modules says of an AddressSpace's module.
+ModuleInfo DescribeModule(const MappedModule& module);
+
 // Unwinds every thread of `target`.
 ProcessStacks UnwindTarget(proc::Target& target, ModuleCache& cache,
                            const UnwindOptions& options);

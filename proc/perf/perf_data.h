@@ -124,6 +124,10 @@ class PerfDataReader {
   virtual ~PerfDataReader() = default;
 
   bool pipe_mode() const { return pipe_mode_; }
+  // Whether an Event's spans (record, sample stack...) stay valid for as long
+  // as the reader lives (a mapped file or a buffer), not only during
+  // OnEvent: a consumer may then keep them instead of copying.
+  bool records_outlive_delivery() const { return !MustCopy(); }
   // File mode: complete after Open. Pipe mode: grows while Read() goes on
   // (HEADER_ATTR, HEADER_FEATURE, HEADER_BUILD_ID, EVENT_UPDATE records).
   const AttrSet& attrs() const { return attrs_; }

@@ -11,6 +11,9 @@
 //       objdump confirms our extra outermost frame is a call site
 //   empty_stack_copy_perf_prints_nothing  perf's (machine.c quoted below);
 //       readelf confirms no frame but ours can be known there
+//   first_samples_perf_prints_nothing  perf's (unwind-libunwind.c quoted
+//       below); readelf confirms CFI covers frame 0, and the slot it
+//       names lies past the stack copy
 //   in_rt_sigreturn_ours_goes_on  frame 0 is inside the kernel's
 //       rt_sigreturn (just past `syscall`), where no FDE reaches: we
 //       restore the signal frame and go on, perf stops; objdump and readelf
@@ -161,10 +164,10 @@ class Unwinder : public proc::perf::EventHandler {
       if (!t.frames.empty()) s.last_sp = t.frames.back().sp;
       s.stack_start = p->target->InitialRegisters(e.sample.tid)->sp();
       s.stack_end = s.stack_start + e.sample.valid_stack().size();
+      const cli::PerfScriptMappings table(space.target->mappings());
       for (size_t i = 0; i < t.frames.size(); ++i) {
-        cli::PerfFrameAddress a =
-            cli::PerfScriptAddress(t.frames, i, space.target->mappings());
-        s.user.push_back({a.address, a.dso});
+        cli::PerfFrameAddress a = table.Address(t.frames, i);
+        s.user.push_back({a.address, std::string(a.dso)});
         s.methods.push_back(t.frames[i].method);
       }
     }
@@ -226,6 +229,17 @@ absl::StatusOr<bool> FollowsRtSigreturn(const Frame& f) {
   absl::StatusOr<uint64_t> a = harness::FileAddress(f.dso, f.address);
   if (!a.ok()) return a.status();
   return harness::FollowsRtSigreturn(f.dso, *a);
+}
+
+// Our stop detail names the address it could not read ("... at 0xADDR:
+// ..."); true when that address is at or past the stack copy's end.
+bool SlotPastCopy(const std::string& detail, uint64_t stack_end) {
+  const size_t at = detail.find(" at 0x");
+  if (at == std::string::npos) return false;
+  absl::string_view rest = absl::string_view(detail).substr(at + 6);
+  rest = rest.substr(0, rest.find_first_not_of("0123456789abcdef"));
+  uint64_t slot = 0;
+  return absl::SimpleHexAtoi(rest, &slot) && slot >= stack_end;
 }
 
 std::string UnwindBinary() { return harness::RunfilesRoot() + "/service/unwind"; }
@@ -322,6 +336,20 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
       // be known there: the CFI marks it the outermost frame, or no FDE
       // covers it (a new thread at its start: clone3's child).
       cause = "empty_stack_copy_perf_prints_nothing";
+    } else if (t.user.empty() && o.user.size() == 1 && o.stack_end > o.stack_start &&
+               o.stop == unwinder::StopReason::kMemoryError &&
+               SlotPastCopy(o.stop_detail, o.stack_end) && !NoFde(o.user[0])) {
+      // A process's first samples (the dynamic loader's start-up): perf
+      // prints no user frame at all, not even the sampled PC, while its
+      // per-process unwinder is not set up yet (tools/perf/util/
+      // unwind-libunwind.c: "if (ops) return ops->get_entries(...);
+      // return 0;", the ops being chosen from the first mapping whose file
+      // type it can read). We give frame 0 from the registers and stop:
+      // the return address's slot lies past the stack copy's end (the
+      // kernel copied less than the frame: a page not yet present), as our
+      // stop detail names it, and readelf confirms that an FDE covers the
+      // PC, so the CFI, not a guess, put the slot there.
+      cause = "first_samples_perf_prints_nothing";
     } else if (o.user.size() == t.user.size() + 1 && IsPrefix(t.user, o.user) &&
                o.last_sp == o.stack_end && t.minus_one_tail &&
                Confirmed(IsCallSite(o.user.back()))) {

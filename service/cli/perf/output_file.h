@@ -1,6 +1,8 @@
-// Where `unwind perf` and `unwind profile` write: stdout, or -o FILE,
-// written to FILE.tmp and renamed into place only when everything was
-// written, so an interrupted run never leaves half a profile behind.
+// Where `unwind perf` and `unwind profile` write: stdout, or -o FILE. A
+// regular file (or a new one) is written to FILE.tmp and renamed into place
+// only when everything was written, so an interrupted run never leaves half
+// a profile behind; anything else that exists (/dev/null, a FIFO, a
+// terminal) is written in place.
 //
 //   absl::StatusOr<OutputFile> out = OutputFile::Open(path);  // "" stdout
 //   fputs(..., out->file());
@@ -9,6 +11,7 @@
 #define UNWINDD_SERVICE_CLI_PERF_OUTPUT_FILE_H_
 
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -30,7 +33,9 @@ class OutputFile {
  private:
   OutputFile(std::FILE* f, std::string path) : file_(f), path_(std::move(path)) {}
   std::FILE* file_ = nullptr;
-  std::string path_;  // "" for stdout
+  std::string path_;  // what to rename FILE.tmp to; "" for stdout or in place
+  bool own_ = false;  // file_ is ours to close
+  std::unique_ptr<char[]> buffer_;  // file_'s stdio buffer, freed after it closes
 };
 
 }  // namespace unwindd::service::perf

@@ -62,7 +62,8 @@ int RunPerf(const Command& cmd, const std::atomic<bool>* cancel) {
   options.unwind.cancel = cancel;
   SamplePipeline pipeline(options, [&sink](UnwoundSample& s) { sink->Add(s); });
   SampleReader handler({cmd.pids, cmd.tids, cmd.comms}, (*reader)->attrs(),
-                       (*reader)->info(), std::move(snapshot_options), pipeline);
+                       (*reader)->info(), std::move(snapshot_options), pipeline,
+                       (*reader)->records_outlive_delivery());
   handler.set_cancel(cancel);
   absl::Status read = (*reader)->Read(handler);
   pipeline.Finish();

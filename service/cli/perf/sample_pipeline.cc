@@ -17,40 +17,71 @@ struct SamplePipeline::Worker {
     std::unique_ptr<proc::SnapshotTarget> target;
     std::unique_ptr<unwinder::AddressSpace> space;
     std::list<uint64_t>::iterator lru;
+    // Each module's description, made the first time a frame lands in it.
+    std::vector<std::shared_ptr<const unwinder::ModuleInfo>> modules;
   };
+  // Scratch: AddressSpace module index -> index in the sample's modules.
+  std::vector<int> remap;
   absl::flat_hash_map<uint64_t, Space> spaces;
   std::list<uint64_t> lru;  // most recently used first
 };
 
+void UnwoundSample::Reset() {
+  comm.clear();
+  pid = tid = 0;
+  cpu.reset();
+  time_ns = period = 0;
+  event.clear();
+  kernel.clear();
+  error.clear();
+  target_id = 0;
+  mappings.reset();
+  stack = {};
+  stack_copy.clear();
+  thread.frames.clear();
+  thread.stop_detail.clear();
+  modules.clear();
+}
+
 SamplePipeline::SamplePipeline(PipelineOptions options, Sink sink)
     : options_(std::move(options)), sink_(std::move(sink)) {
   const int jobs = std::clamp(options_.jobs, 1, kMaxJobs);
+  // Two batches per worker keep every worker busy while the writer drains.
+  max_in_flight_ = std::min<size_t>(kMaxBatchesInFlight, 2 * jobs + 2);
   for (int i = 0; i < jobs; ++i) workers_.push_back(std::make_unique<Worker>());
   for (int i = 0; i < jobs; ++i) {
     threads_.emplace_back([this, w = workers_[i].get()] { Work(*w); });
   }
   writer_ = std::thread([this] { Write(); });
-  open_.samples.reserve(kBatchSamples);
+  open_.samples.resize(kBatchSamples);
 }
 
 SamplePipeline::~SamplePipeline() { Finish(); }
 
-void SamplePipeline::Submit(UnwoundSample sample) {
-  open_.samples.push_back(std::move(sample));
-  if (open_.samples.size() >= kBatchSamples) Flush();
+void SamplePipeline::Submit(UnwoundSample& sample) {
+  UnwoundSample& slot = open_.samples[open_.size++];
+  std::swap(slot, sample);
+  sample.Reset();
+  if (open_.size == kBatchSamples) Flush();
 }
 
 void SamplePipeline::Flush() {
-  if (open_.samples.empty()) return;
+  if (open_.size == 0) return;
   open_.seq = next_seq_++;
   std::unique_lock<std::mutex> lock(mu_);
-  room_cv_.wait(lock, [this] { return in_flight_ < kMaxBatchesInFlight; });
+  room_cv_.wait(lock, [this] { return in_flight_ < max_in_flight_; });
   ++in_flight_;
   todo_.push_back(std::move(open_));
   work_cv_.notify_one();
+  if (!free_.empty()) {
+    open_ = std::move(free_.back());
+    free_.pop_back();
+  } else {
+    open_ = Batch{};
+    open_.samples.resize(kBatchSamples);
+  }
   lock.unlock();
-  open_ = Batch{};
-  open_.samples.reserve(kBatchSamples);
+  open_.size = 0;
 }
 
 void SamplePipeline::Finish() {
@@ -80,7 +111,8 @@ void SamplePipeline::Work(Worker& w) {
       batch = std::move(todo_.front());
       todo_.pop_front();
     }
-    for (UnwoundSample& s : batch.samples) {
+    for (size_t i = 0; i < batch.size; ++i) {
+      UnwoundSample& s = batch.samples[i];
       if (!s.error.empty()) continue;
       auto it = w.spaces.find(s.target_id);
       if (it == w.spaces.end()) {
@@ -111,13 +143,31 @@ void SamplePipeline::Work(Worker& w) {
         s.error = std::string(set.message());
         continue;
       }
-      unwinder::ProcessStacks out =
-          unwinder::UnwindTarget(target, *it->second.space, options_.unwind);
+      Worker::Space& space = it->second;
+      unwinder::UnwindRegistersInto(*space.space, target.memory(), s.registers,
+                                    options_.unwind, &s.thread);
+      s.thread.tid = static_cast<pid_t>(s.tid);
       target.ClearSample();
-      if (!out.threads.empty()) s.thread = std::move(out.threads[0]);
-      s.modules = std::move(out.modules);
+      // Frames' modules: AddressSpace indexes -> the sample's own list.
+      const std::vector<unwinder::MappedModule>& mms = space.space->modules();
+      space.modules.resize(mms.size());
+      w.remap.assign(mms.size(), -1);
+      for (unwinder::Frame& f : s.thread.frames) {
+        if (f.module < 0) continue;
+        int& to = w.remap[f.module];
+        if (to < 0) {
+          std::shared_ptr<const unwinder::ModuleInfo>& info = space.modules[f.module];
+          if (info == nullptr) {
+            info = std::make_shared<const unwinder::ModuleInfo>(
+                unwinder::DescribeModule(mms[f.module]));
+          }
+          to = static_cast<int>(s.modules.size());
+          s.modules.push_back(info);
+        }
+        f.module = to;
+      }
     }
-    unwound_.fetch_add(batch.samples.size(), std::memory_order_relaxed);
+    unwound_.fetch_add(batch.size, std::memory_order_relaxed);
     {
       std::lock_guard<std::mutex> lock(mu_);
       done_.emplace(batch.seq, std::move(batch));
@@ -140,11 +190,14 @@ void SamplePipeline::Write() {
       batch = std::move(done_.begin()->second);
       done_.erase(done_.begin());
     }
-    for (UnwoundSample& s : batch.samples) sink_(s);
+    for (size_t i = 0; i < batch.size; ++i) sink_(batch.samples[i]);
+    for (size_t i = 0; i < batch.size; ++i) batch.samples[i].Reset();
     ++next;
     {
       std::lock_guard<std::mutex> lock(mu_);
       --in_flight_;
+      batch.size = 0;
+      free_.push_back(std::move(batch));
     }
     room_cv_.notify_one();
     done_cv_.notify_one();

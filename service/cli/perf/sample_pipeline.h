@@ -7,11 +7,17 @@
 // thread hands each result, in submission order, to the sink.
 //
 //   SamplePipeline pipeline(options, [&](UnwoundSample& s) { sink.Add(s); });
-//   for (each sample) pipeline.Submit(std::move(job));
+//   UnwoundSample job;
+//   for (each sample) { fill job; pipeline.Submit(job); }  // job is reset
 //   pipeline.Finish();   // every result delivered
 //
-// Memory is bounded: at most kMaxBatchesInFlight batches of kBatchSamples
-// samples (their stack copies included) are queued or being unwound.
+// Memory is bounded: at most 2 * jobs + 2 (<= kMaxBatchesInFlight) batches
+// of kBatchSamples
+// samples (their stack copies included) are queued or being unwound. Once
+// warm it allocates nothing per sample: batches, their samples' buffers and
+// the unwinder's frame vectors are recycled, module descriptions are made
+// once per module and shared, and a stack the source keeps in place (a
+// mapped perf.data) is not copied.
 #ifndef UNWINDD_SERVICE_CLI_PERF_SAMPLE_PIPELINE_H_
 #define UNWINDD_SERVICE_CLI_PERF_SAMPLE_PIPELINE_H_
 
@@ -28,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "arch/register_set.h"
 #include "proc/snapshot_target.h"
 #include "unwinder/module_cache.h"
@@ -56,15 +63,22 @@ struct UnwoundSample {
   // registers, no mappings, ...
   std::string error;
   // What to unwind (set unless `error`): the mapping table (shared by every
-  // sample with the same target_id), the registers, the stack copy from sp.
+  // sample with the same target_id), the registers, the stack copy from sp
+  // (`stack`: either `stack_copy`, or bytes the source keeps valid until
+  // Finish).
   uint64_t target_id = 0;
   arch::Arch arch = arch::Arch::kX86_64;
   std::shared_ptr<const std::vector<proc::SnapshotMapping>> mappings;
   arch::RegisterSet registers;
-  std::vector<uint8_t> stack;
-  // The result: one thread and the modules its frames refer to.
+  absl::Span<const uint8_t> stack;
+  std::vector<uint8_t> stack_copy;
+  // The result: one thread, and the modules its frames refer to
+  // (Frame::module indexes `modules`).
   unwinder::ThreadStack thread;
-  std::vector<unwinder::ModuleInfo> modules;
+  std::vector<std::shared_ptr<const unwinder::ModuleInfo>> modules;
+
+  // Empties it for the next sample, keeping its buffers.
+  void Reset();
 };
 
 struct PipelineOptions {
@@ -82,8 +96,10 @@ class SamplePipeline {
   SamplePipeline(const SamplePipeline&) = delete;
   SamplePipeline& operator=(const SamplePipeline&) = delete;
 
-  // Blocks while kMaxBatchesInFlight batches are in flight.
-  void Submit(UnwoundSample sample);
+  // Takes `sample` (swapping it into the batch: `sample` comes back Reset,
+  // with recycled buffers). Blocks while kMaxBatchesInFlight batches are in
+  // flight.
+  void Submit(UnwoundSample& sample);
   // Unwinds what was submitted, delivers every result, joins the threads.
   void Finish();
 
@@ -92,7 +108,8 @@ class SamplePipeline {
  private:
   struct Batch {
     uint64_t seq = 0;
-    std::vector<UnwoundSample> samples;
+    size_t size = 0;  // samples[0, size) are this batch's
+    std::vector<UnwoundSample> samples;  // kBatchSamples, recycled
   };
   struct Worker;
 
@@ -112,7 +129,9 @@ class SamplePipeline {
   std::condition_variable room_cv_;   // a batch written
   std::deque<Batch> todo_;
   std::map<uint64_t, Batch> done_;    // unwound, by seq, not yet written
+  std::vector<Batch> free_;           // written, for reuse
   size_t in_flight_ = 0;
+  size_t max_in_flight_ = kMaxBatchesInFlight;
   bool closing_ = false;
   bool finished_ = false;
   std::atomic<uint64_t> unwound_{0};

@@ -8,10 +8,12 @@ namespace unwindd::service::perf {
 
 SampleReader::SampleReader(const SampleFilters& filters, const proc::perf::AttrSet& attrs,
                            const proc::perf::RecordingInfo& info,
-                           proc::perf::SnapshotOptions options, SamplePipeline& pipeline)
+                           proc::perf::SnapshotOptions options, SamplePipeline& pipeline,
+                           bool stacks_stay_valid)
     : attrs_(attrs),
       snapshots_(info, std::move(options)),
       pipeline_(pipeline),
+      stacks_stay_valid_(stacks_stay_valid),
       pids_(filters.pids.begin(), filters.pids.end()),
       tids_(filters.tids.begin(), filters.tids.end()),
       comms_(filters.comms.begin(), filters.comms.end()) {}
@@ -35,7 +37,7 @@ absl::Status SampleReader::OnEvent(const proc::perf::Event& e) {
     return absl::OkStatus();
   }
   const proc::perf::EventAttr& attr = attrs_.at(e.attr_index);
-  UnwoundSample s;
+  UnwoundSample& s = next_;
   s.comm = comm;
   s.pid = sample.pid;
   s.tid = sample.tid;
@@ -53,13 +55,18 @@ absl::Status SampleReader::OnEvent(const proc::perf::Event& e) {
     s.arch = r->arch;
     s.mappings = std::move(r->mappings);
     s.registers = r->registers;
-    absl::Span<const uint8_t> stack = sample.valid_stack();
-    s.stack.assign(stack.begin(), stack.end());
+    const absl::Span<const uint8_t> stack = sample.valid_stack();
+    if (stacks_stay_valid_) {
+      s.stack = stack;
+    } else {
+      s.stack_copy.assign(stack.begin(), stack.end());
+      s.stack = s.stack_copy;
+    }
   }
   if (samples_ == 0) first_time_ = sample.time;
   last_time_ = sample.time;
   ++samples_;
-  pipeline_.Submit(std::move(s));
+  pipeline_.Submit(s);
   return absl::OkStatus();
 }
 

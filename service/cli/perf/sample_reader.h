@@ -34,10 +34,14 @@ struct SampleFilters {
 class SampleReader : public proc::perf::EventHandler {
  public:
   // `attrs` and `info` belong to the source and must outlive the reader
-  // (a PerfDataReader's grow while it reads a pipe).
+  // (a PerfDataReader's grow while it reads a pipe). `stacks_stay_valid`:
+  // the events' stack bytes stay valid until the pipeline's Finish (a
+  // mapped perf.data: PerfDataReader::records_outlive_delivery), so they
+  // are not copied.
   SampleReader(const SampleFilters& filters, const proc::perf::AttrSet& attrs,
                const proc::perf::RecordingInfo& info,
-               proc::perf::SnapshotOptions options, SamplePipeline& pipeline);
+               proc::perf::SnapshotOptions options, SamplePipeline& pipeline,
+               bool stacks_stay_valid = false);
 
   // `cancel`, when set, makes OnEvent stop the read (Cancelled).
   void set_cancel(const std::atomic<bool>* cancel) { cancel_ = cancel; }
@@ -54,6 +58,8 @@ class SampleReader : public proc::perf::EventHandler {
   proc::perf::ProcessMaps maps_;
   proc::perf::PerfSnapshotter snapshots_;
   SamplePipeline& pipeline_;
+  const bool stacks_stay_valid_;
+  UnwoundSample next_;  // filled, then swapped into the pipeline
   const std::atomic<bool>* cancel_ = nullptr;
   absl::flat_hash_set<pid_t> pids_, tids_;
   absl::flat_hash_set<std::string> comms_;

@@ -1,6 +1,7 @@
 #include "service/cli/perf/sinks.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,18 +39,28 @@ class PerfScriptSink : public SampleSink {
   explicit PerfScriptSink(std::FILE* out) : out_(out) {}
   void Add(const UnwoundSample& s) override {
     if (!status_.ok()) return;
-    cli::PerfScriptHeader h{s.comm, s.tid, s.cpu, s.time_ns, s.period, s.event};
-    std::string text = cli::FormatPerfScriptHeader(h);
-    text += cli::FormatPerfScriptKernelFrames(s.kernel);
+    header_.comm = s.comm;
+    header_.tid = s.tid;
+    header_.cpu = s.cpu;
+    header_.time_ns = s.time_ns;
+    header_.period = s.period;
+    header_.event = s.event;
+    text_.clear();
+    cli::AppendPerfScriptHeader(header_, &text_);
+    cli::AppendPerfScriptKernelFrames(s.kernel, &text_);
     if (s.error.empty()) {
-      if (mappings_id_ != s.target_id) {
-        mappings_ = Mappings(s);
-        mappings_id_ = s.target_id;
+      auto it = tables_.find(s.target_id);
+      if (it == tables_.end()) {
+        // Samples of a few processes interleave: a table per target, and
+        // a fresh start now and then so that old ones do not pile up.
+        if (tables_.size() >= kMaxTables) tables_.clear();
+        it = tables_.emplace(s.target_id, std::make_unique<cli::PerfScriptMappings>(Mappings(s)))
+                 .first;
       }
-      text += cli::FormatPerfScriptFrames(s.thread, mappings_);
+      cli::AppendPerfScriptFrames(s.thread, *it->second, &text_);
     }
-    text += "\n";
-    status_ = Write(out_, text);
+    text_ += "\n";
+    status_ = Write(out_, text_);
   }
   absl::Status Finish(const ProfileInfo& info) override {
     if (status_.ok() && std::fflush(out_) != 0) status_ = absl::DataLossError("cannot write the output");
@@ -59,8 +70,10 @@ class PerfScriptSink : public SampleSink {
  private:
   std::FILE* out_;
   absl::Status status_;
-  uint64_t mappings_id_ = 0;
-  std::vector<proc::Mapping> mappings_;
+  static constexpr size_t kMaxTables = 64;
+  absl::flat_hash_map<uint64_t, std::unique_ptr<cli::PerfScriptMappings>> tables_;
+  cli::PerfScriptHeader header_;  // reused: no allocation per sample
+  std::string text_;
 };
 
 class JsonSink : public SampleSink {
@@ -91,7 +104,7 @@ class JsonSink : public SampleSink {
     for (size_t i = 0; i < s.thread.frames.size(); ++i) {
       const unwinder::Frame& f = s.thread.frames[i];
       text += i ? ",\n    " : "\n    ";
-      AppendFrameJson(f, f.module >= 0 ? &s.modules[f.module] : nullptr, "", &text);
+      AppendFrameJson(f, f.module >= 0 ? s.modules[f.module].get() : nullptr, "", &text);
     }
     text += "]}";
     status_ = Write(out_, text);
@@ -183,7 +196,7 @@ class ProfileSink : public SampleSink {
     pm.limit = m.end;
     pm.file_offset = m.offset;
     if (f.module >= 0) {
-      const unwinder::ModuleInfo& info = s.modules[f.module];
+      const unwinder::ModuleInfo& info = *s.modules[f.module];
       pm.build_id = info.build_id;
       if (info.bias_known) pm.load_bias = info.load_bias;
       pm.file_found = info.error.empty();
