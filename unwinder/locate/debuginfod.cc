@@ -1,6 +1,7 @@
 #include "unwinder/locate/debuginfod.h"
 
 #ifndef UNWINDD_NO_DEBUGINFOD
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #else
 // The aarch64 cross build has no libdebuginfod (third_party/system); its
@@ -26,6 +27,64 @@ namespace unwindd::locate {
 namespace {
 
 #ifndef UNWINDD_NO_DEBUGINFOD
+// libdebuginfod is dlopen()ed the first time a server is configured, not
+// linked: it brings libcurl and some thirty libraries behind it, which a
+// run that fetches nothing (nearly every `unwind pid`) would load and
+// relocate at start-up for nothing. elfutils' own libdw does the same
+// (libdwfl/debuginfod-client.c). The header gives the functions' types.
+constexpr char kSoname[] = "libdebuginfod.so.1";
+
+struct Api {
+  decltype(&debuginfod_begin) begin = nullptr;
+  decltype(&debuginfod_end) end = nullptr;
+  decltype(&debuginfod_find_executable) find_executable = nullptr;
+  decltype(&debuginfod_find_debuginfo) find_debuginfo = nullptr;
+  decltype(&debuginfod_set_progressfn) set_progressfn = nullptr;
+  decltype(&debuginfod_set_user_data) set_user_data = nullptr;
+  decltype(&debuginfod_get_user_data) get_user_data = nullptr;
+  decltype(&debuginfod_get_url) get_url = nullptr;
+  decltype(&debuginfod_add_http_header) add_http_header = nullptr;
+};
+
+template <typename F>
+bool Resolve(void* handle, const char* name, F* out) {
+  *out = reinterpret_cast<F>(dlsym(handle, name));
+  return *out != nullptr;
+}
+
+absl::StatusOr<Api> LoadApi() {
+  // Never closed: the client may be used until the process exits.
+  void* h = dlopen(kSoname, RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) {
+    const char* why = dlerror();
+    return absl::FailedPreconditionError(
+        absl::StrCat("debuginfod: cannot load ", kSoname, ": ",
+                     why != nullptr ? why : "unknown error"));
+  }
+  Api api;
+  const bool ok = Resolve(h, "debuginfod_begin", &api.begin) &&
+                  Resolve(h, "debuginfod_end", &api.end) &&
+                  Resolve(h, "debuginfod_find_executable", &api.find_executable) &&
+                  Resolve(h, "debuginfod_find_debuginfo", &api.find_debuginfo) &&
+                  Resolve(h, "debuginfod_set_progressfn", &api.set_progressfn) &&
+                  Resolve(h, "debuginfod_set_user_data", &api.set_user_data) &&
+                  Resolve(h, "debuginfod_get_user_data", &api.get_user_data) &&
+                  Resolve(h, "debuginfod_get_url", &api.get_url) &&
+                  Resolve(h, "debuginfod_add_http_header", &api.add_http_header);
+  if (!ok) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("debuginfod: ", kSoname, " lacks a function this client uses"));
+  }
+  return api;
+}
+
+// Loaded once per process, on first use (C++ guarantees the static is
+// initialised once even when threads race here); thread-safe afterwards.
+const absl::StatusOr<Api>& GetApi() {
+  static const absl::StatusOr<Api>* const api = new absl::StatusOr<Api>(LoadApi());
+  return *api;
+}
+
 enum class Cancel { kNone, kTimeout, kTooLarge };
 
 // What one request's progress callback checks (debuginfod_set_user_data).
@@ -40,7 +99,7 @@ struct Progress {
 // received once it has picked a server (a loop count before), `b` the
 // announced size (0 while unknown). Non-zero cancels the request.
 int OnProgress(debuginfod_client* c, long a, long b) {
-  auto* p = static_cast<Progress*>(debuginfod_get_user_data(c));
+  auto* p = static_cast<Progress*>(GetApi()->get_user_data(c));
   if (p == nullptr) return 0;
   if (absl::Now() > p->deadline) {
     p->cancel = Cancel::kTimeout;
@@ -56,7 +115,7 @@ int OnProgress(debuginfod_client* c, long a, long b) {
 }
 
 struct ClientDeleter {
-  void operator()(debuginfod_client* c) const { debuginfod_end(c); }
+  void operator()(debuginfod_client* c) const { GetApi()->end(c); }
 };
 
 #endif  // UNWINDD_NO_DEBUGINFOD
@@ -126,6 +185,7 @@ absl::StatusOr<std::unique_ptr<Debuginfod>> Debuginfod::Create(
   return absl::UnimplementedError(
       "this build has no debuginfod client (libdebuginfod is not linked)");
 #else
+  if (!GetApi().ok()) return GetApi().status();
   return std::unique_ptr<Debuginfod>(new Debuginfod(std::move(options), urls));
 #endif
 }
@@ -141,30 +201,32 @@ absl::StatusOr<Fetched> Debuginfod::Fetch(FetchKind kind,
     return absl::InvalidArgumentError(absl::StrCat(
         "'", absl::CHexEscape(build_id), "' is not a build-id"));
   }
+  if (!GetApi().ok()) return GetApi().status();
+  const Api& api = *GetApi();
   const absl::Time start = absl::Now();
-  std::unique_ptr<debuginfod_client, ClientDeleter> client(debuginfod_begin());
+  std::unique_ptr<debuginfod_client, ClientDeleter> client(api.begin());
   if (client == nullptr) {
     return absl::ResourceExhaustedError("debuginfod_begin failed");
   }
   Progress progress{start + options_.timeout, options_.max_bytes};
-  debuginfod_set_user_data(client.get(), &progress);
-  debuginfod_set_progressfn(client.get(), &OnProgress);
+  api.set_user_data(client.get(), &progress);
+  api.set_progressfn(client.get(), &OnProgress);
   // The header list is reset after each request, so it goes on each one.
   std::string size_header =
       absl::StrCat("X-DEBUGINFOD-MAXSIZE: ", options_.max_bytes);
-  debuginfod_add_http_header(client.get(), size_header.c_str());
+  api.add_http_header(client.get(), size_header.c_str());
 
   const std::string id(build_id);
   char* path = nullptr;
   const auto* id_bytes = reinterpret_cast<const unsigned char*>(id.c_str());
   // build_id_len 0: `id` is a NUL-terminated hex string.
   int fd = kind == FetchKind::kExecutable
-               ? debuginfod_find_executable(client.get(), id_bytes, 0, &path)
-               : debuginfod_find_debuginfo(client.get(), id_bytes, 0, &path);
+               ? api.find_executable(client.get(), id_bytes, 0, &path)
+               : api.find_debuginfo(client.get(), id_bytes, 0, &path);
   const absl::Duration took = absl::Now() - start;
   std::string fetched_path = path != nullptr ? path : "";
   free(path);
-  const char* url = debuginfod_get_url(client.get());
+  const char* url = api.get_url(client.get());
   Fetched out{fetched_path, id, url != nullptr, url != nullptr ? url : "", took};
   const std::string what = absl::StrFormat("debuginfod %s %s", FetchKindName(kind), id);
 

@@ -1,7 +1,9 @@
 // Fetching ELF files by build-id from debuginfod servers, through elfutils'
 // own client library (libdebuginfod) and its own cache
 // ($DEBUGINFOD_CACHE_PATH, else ~/.cache/debuginfod_client/<build-id>/
-// executable|debuginfo; see debuginfod-client-config(7)).
+// executable|debuginfo; see debuginfod-client-config(7)). The library is
+// dlopen()ed by the first Create() that finds a server configured, not
+// linked: a process that fetches nothing never loads it (nor libcurl).
 //
 //   absl::StatusOr<std::unique_ptr<Debuginfod>> d =
 //       Debuginfod::Create({.urls = "http://127.0.0.1:8002"});
