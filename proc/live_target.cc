@@ -66,6 +66,50 @@ absl::Status AttachDenied(pid_t pid, pid_t tid) {
 
 void* Arg(uintptr_t v) { return reinterpret_cast<void*>(v); }
 
+struct LeaderFacts {
+  char state = '?';
+  int64_t tgid = 0;  // 0: not reported
+  bool kernel_thread = false;
+};
+
+absl::StatusOr<LeaderFacts> ReadLeaderFacts(pid_t pid) {
+  const std::string path = TaskPath(pid, pid, "status");
+  absl::StatusOr<std::string> text = ReadProcFile(pid, path);
+  if (!text.ok()) return text.status();
+  LeaderFacts f;
+  // "State:\tS (sleeping)" (fs/proc/array.c task_state).
+  const size_t at = text->find("State:\t");
+  if (at == std::string::npos || at + 7 >= text->size()) {
+    return absl::DataLossError(absl::StrFormat("%s: no State field", path));
+  }
+  f.state = (*text)[at + 7];
+  absl::StatusOr<int64_t> tgid = ParseStatusField(*text, "Tgid", path);
+  if (tgid.ok()) f.tgid = *tgid;
+  absl::StatusOr<int64_t> kthread = ParseStatusField(*text, "Kthread", path);
+  if (kthread.ok()) {
+    f.kernel_thread = *kthread != 0;
+  } else {
+    absl::StatusOr<ProcStat> stat = ReadStat(pid, pid);
+    if (!stat.ok()) return stat.status();
+    f.kernel_thread = (stat->flags & kPfKthread) != 0;
+  }
+  return f;
+}
+
+// Where to probe which memory mechanism works: the starts of the first
+// readable mappings. [vvar] is skipped: it is marked readable but is a PFN
+// map that no mechanism reads.
+std::vector<uint64_t> ProbeAddresses(const std::vector<Mapping>& maps) {
+  constexpr size_t kMaxProbes = 8;
+  std::vector<uint64_t> out;
+  for (const Mapping& m : maps) {
+    if (out.size() >= kMaxProbes) break;
+    if (!m.read || m.path.rfind("[vvar", 0) == 0) continue;
+    out.push_back(m.start);
+  }
+  return out;
+}
+
 // Which bits of a code address hold a PAC, from the arch's regset for it
 // (aarch64 NT_ARM_PAC_MASK) of a stopped thread. Arches without one, and
 // kernels or CPUs without pointer authentication (EINVAL), report nothing.
@@ -161,31 +205,25 @@ absl::Status LiveTarget::Attach(absl::Span<const pid_t> tids) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "cannot attach to process %d: it is this process", pid_));
   }
-  absl::StatusOr<ProcStat> stat = ReadStat(pid_, pid_);
-  if (!stat.ok()) return stat.status();
-  absl::StatusOr<int64_t> tgid = ReadStatusField(pid_, pid_, "Tgid");
-  if (tgid.ok() && *tgid != pid_) {
+  // One /proc read says what we need of the leader: its state, its thread
+  // group and whether it is a kernel thread (status's Kthread line, Linux
+  // 6.x; /proc/PID/stat's PF_KTHREAD flag where the line is missing).
+  absl::StatusOr<LeaderFacts> leader = ReadLeaderFacts(pid_);
+  if (!leader.ok()) return leader.status();
+  if (leader->tgid != 0 && leader->tgid != pid_) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%d is a thread of process %d, not a process", pid_, *tgid));
+        "%d is a thread of process %d, not a process", pid_, leader->tgid));
   }
-  if (stat->flags & kPfKthread) {
+  if (leader->kernel_thread) {
     return absl::FailedPreconditionError(
         absl::StrFormat("process %d is a kernel thread", pid_));
   }
   absl::StatusOr<std::vector<pid_t>> tasks = ListTasks(pid_);
   if (!tasks.ok()) return tasks.status();
-  const bool leader_dead = stat->state == 'Z' || stat->state == 'X';
+  const bool leader_dead = leader->state == 'Z' || leader->state == 'X';
   if (leader_dead && tasks->size() <= 1) {
     return absl::FailedPreconditionError(
         absl::StrFormat("process %d is a zombie", pid_));
-  }
-  if (!leader_dead) {
-    char buf[1];
-    if (readlink(ProcPath(pid_, "exe").c_str(), buf, sizeof(buf)) < 0 &&
-        errno == ENOENT) {
-      return absl::FailedPreconditionError(
-          absl::StrFormat("process %d is a kernel thread", pid_));
-    }
   }
   std::vector<pid_t> wanted(tids.begin(), tids.end());
   std::sort(wanted.begin(), wanted.end());
@@ -198,7 +236,15 @@ absl::Status LiveTarget::Attach(absl::Span<const pid_t> tids) {
   }
   absl::StatusOr<arch::Arch> a =
       DetectArch(pid_, leader_dead ? tasks->back() : pid_);
-  if (!a.ok()) return a.status();
+  if (!a.ok()) {
+    // A live leader without an executable (its exe link is gone) is a
+    // kernel thread that the flags did not name.
+    if (!leader_dead && absl::IsNotFound(a.status()) && !ThreadExited(pid_, pid_)) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("process %d is a kernel thread", pid_));
+    }
+    return a.status();
+  }
   arch_ = *a;
 
   std::set<pid_t> tried;
@@ -255,8 +301,11 @@ absl::Status LiveTarget::Attach(absl::Span<const pid_t> tids) {
   }
   mappings_ = *std::move(maps);
   pac_mask_ = ReadPacMask(arch::GetArchOps(arch_), mm_tid_);
-  // Probed now that we are the tracer, so PTRACE_PEEKDATA can qualify.
-  memory_ = memory::CreateCachedMemory(memory::CreateProcessMemory(mm_tid_));
+  // Probed now that we are the tracer, so PTRACE_PEEKDATA can qualify; at
+  // the first readable mappings of the map just read (no second read of
+  // /proc/PID/maps).
+  memory_ = memory::CreateCachedMemory(
+      memory::CreateProcessMemory(mm_tid_, ProbeAddresses(mappings_)));
   return absl::OkStatus();
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "proc/live_target.h"
 #include "service/cli/args.h"
 #include "service/cli/binaries.h"
@@ -104,6 +105,10 @@ int Run(const unwindd::service::Command& cmd) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Debian builds Abseil with the Mutex deadlock detector on: its lock
+  // graph costs every run three 64 KiB arenas, their page faults and a
+  // graph update per lock, for locks a one-shot command takes a few times.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   std::vector<absl::string_view> args(argv + 1, argv + argc);
   // --server: unwind_remote (which links gRPC) does the rest, same output.
   if (unwindd::service::WantsServer(args)) return unwindd::service::ExecRemote(argv);
