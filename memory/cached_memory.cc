@@ -43,6 +43,12 @@ class CachedMemory final : public Memory {
   CachedMemory(std::unique_ptr<Memory> owned, Memory& inner, size_t max_pages)
       : owned_(std::move(owned)), inner_(&inner), max_pages_(max_pages) {}
 
+  // Bulk by nature (stack windows): straight to the memory beneath, which
+  // may do them in one system call.
+  void ReadMany(absl::Span<ReadRequest> requests) override {
+    inner_->ReadMany(requests);
+  }
+
   size_t Read(uint64_t addr, absl::Span<uint8_t> dst) override {
     const uint64_t size = internal::ClampToAddressSpace(addr, dst.size());
     if (size == 0) return 0;

@@ -24,6 +24,10 @@ absl::Status Memory::ReadFully(uint64_t addr, absl::Span<uint8_t> dst) {
   return absl::OkStatus();
 }
 
+void Memory::ReadMany(absl::Span<ReadRequest> requests) {
+  for (ReadRequest& r : requests) r.done = Read(r.addr, r.dst);
+}
+
 namespace {
 
 template <typename T>

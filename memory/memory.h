@@ -49,6 +49,18 @@ class Memory {
     absl::Span<const uint8_t> bytes;
   };
   virtual HeldBytes HeldBytesAt(uint64_t addr) { return {}; }
+
+  // Several reads at once (the stacks of every thread of a stopped
+  // process): each request's `dst` is filled as Read would fill it and
+  // `done` says how many bytes were. process_vm_readv memory does them in
+  // one system call, one iovec per request; the default reads them one by
+  // one.
+  struct ReadRequest {
+    uint64_t addr = 0;
+    absl::Span<uint8_t> dst;
+    size_t done = 0;
+  };
+  virtual void ReadMany(absl::Span<ReadRequest> requests);
 };
 
 }  // namespace unwindd::memory

@@ -46,6 +46,51 @@ class ProcessVmReadvMemory final : public Memory {
     return done;
   }
 
+  void ReadMany(absl::Span<ReadRequest> requests) override {
+    // One call for the lot: local and remote iovecs pair up request by
+    // request. The kernel copies them in order and stops at the first
+    // unreadable page, returning the bytes copied so far: the requests
+    // before that point are complete, the rest are finished one by one by
+    // Read (which finds the readable prefix of each).
+    constexpr size_t kMaxIov = 1024;  // UIO_MAXIOV
+    size_t first = 0;
+    while (first < requests.size()) {
+      const size_t count = std::min(kMaxIov, requests.size() - first);
+      iovec local[kMaxIov];
+      iovec remote[kMaxIov];
+      size_t iov = 0;
+      for (size_t i = first; i < first + count; ++i) {
+        ReadRequest& r = requests[i];
+        r.done = 0;
+        const size_t size = r.addr > UINTPTR_MAX
+                                ? 0
+                                : internal::ClampToAddressSpace(r.addr, r.dst.size());
+        if (size == 0) continue;
+        local[iov] = {r.dst.data(), size};
+        remote[iov] = {reinterpret_cast<void*>(static_cast<uintptr_t>(r.addr)), size};
+        ++iov;
+      }
+      ssize_t n;
+      do {
+        n = iov == 0 ? 0 : process_vm_readv(pid_, local, iov, remote, iov, 0);
+      } while (n < 0 && errno == EINTR);
+      size_t left = n > 0 ? static_cast<size_t>(n) : 0;
+      for (size_t i = first; i < first + count; ++i) {
+        ReadRequest& r = requests[i];
+        const size_t size = r.addr > UINTPTR_MAX
+                                ? 0
+                                : internal::ClampToAddressSpace(r.addr, r.dst.size());
+        const size_t got = std::min(left, size);
+        left -= got;
+        r.done = got;
+        if (got < size) {
+          r.done += Read(r.addr + got, r.dst.subspan(got, size - got));
+        }
+      }
+      first += count;
+    }
+  }
+
  private:
   const pid_t pid_;
 };

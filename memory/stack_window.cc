@@ -23,19 +23,43 @@ StackWindow::StackWindow(Memory& inner, uint64_t sp) : inner_(inner), sp_(sp) {
   }
 }
 
+uint64_t StackWindow::FirstReadEnd(uint64_t sp, uint64_t lo, uint64_t hi,
+                                   uint64_t top_hint) {
+  if (hi <= sp || sp < lo) return sp;
+  // Without a hint: to the end of sp's page and one more, since the stack
+  // grows down and what the callers saved is above sp. With one: up to it
+  // and a little beyond, for a frame that moved (deeper stacks still grow
+  // the window on their own).
+  uint64_t end = top_hint > sp ? std::max(top_hint + kHintSlack, sp + kMinFirstRead)
+                               : (sp & ~(kPage - 1)) + kFirstReadPages * kPage;
+  if (end < sp) end = hi;  // wrapped
+  return std::min({hi, end, sp + kMaxBytes});
+}
+
 void StackWindow::ReadAhead(uint64_t lo, uint64_t hi, uint64_t top_hint) {
   if (size_ > 0 || growable_ || hi <= sp_ || sp_ < lo) return;
   hi_ = hi;
   start_ = sp_;
   growable_ = true;
-  // Without a hint: to the end of sp's page and one more, since the stack
-  // grows down and what the callers saved is above sp. With one: up to it
-  // and a little beyond, for a frame that moved (deeper stacks still grow
-  // the window on their own).
-  uint64_t end = top_hint > sp_ ? std::max(top_hint + kHintSlack, sp_ + kMinFirstRead)
-                                : (sp_ & ~(kPage - 1)) + kFirstReadPages * kPage;
-  if (end < sp_) end = hi;  // wrapped
-  Grow(std::min(hi, end) - 1);
+  Grow(FirstReadEnd(sp_, lo, hi, top_hint) - 1);
+}
+
+void StackWindow::Adopt(uint64_t lo, uint64_t hi, std::unique_ptr<uint8_t[]> bytes,
+                        uint64_t capacity, uint64_t filled) {
+  if (size_ > 0 || growable_ || hi <= sp_ || sp_ < lo || bytes == nullptr ||
+      filled > capacity || capacity > hi - sp_) {
+    return;
+  }
+  hi_ = hi;
+  start_ = sp_;
+  owned_ = std::move(bytes);
+  capacity_ = capacity;
+  data_ = owned_.get();
+  size_ = filled;
+  copied_ = filled;
+  // As after Grow's first read: a short one means the rest of the mapping
+  // is unreadable.
+  growable_ = filled == capacity;
 }
 
 void StackWindow::Grow(uint64_t addr) {

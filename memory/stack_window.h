@@ -43,6 +43,18 @@ class StackWindow final : public Memory {
   // stopped reading (its outermost frames rarely move): the first read
   // ends there, so a repeated unwind costs one read of the right size.
   void ReadAhead(uint64_t lo, uint64_t hi, uint64_t top_hint = 0);
+  // Where ReadAhead's first read ends (exclusive) for a thread whose sp is
+  // `sp`; <= sp when it would read nothing. Lets a caller read the first
+  // windows of several threads together (Memory::ReadMany) and hand each
+  // its bytes with Adopt.
+  static uint64_t FirstReadEnd(uint64_t sp, uint64_t lo, uint64_t hi,
+                               uint64_t top_hint);
+  // ReadAhead with its first read already done by the caller: `bytes`
+  // (`capacity` bytes, from sp to FirstReadEnd) holds the `filled` bytes
+  // that could be read. Does nothing (and drops `bytes`) in the cases
+  // ReadAhead does nothing.
+  void Adopt(uint64_t lo, uint64_t hi, std::unique_ptr<uint8_t[]> bytes,
+             uint64_t capacity, uint64_t filled);
   // One past the highest window byte read so far (0 if none): the next
   // unwind's top_hint.
   uint64_t highest_read() const { return high_ == 0 ? 0 : start_ + high_; }

@@ -1,7 +1,9 @@
 #include "unwinder/unwinder.h"
 
 #include <algorithm>
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
@@ -208,6 +210,18 @@ class StackHintKeeper {
   const uint64_t stack_lo_;
 };
 
+// A thread's first stack window, read together with the other threads'
+// (UnwindTarget); null bytes: none, the walk reads its own.
+struct PrefetchedStack {
+  std::unique_ptr<uint8_t[]> bytes;
+  uint64_t capacity = 0;
+  uint64_t filled = 0;
+};
+
+void UnwindWithStack(AddressSpace& space, memory::Memory& memory,
+                     const arch::RegisterSet& initial, const UnwindOptions& options,
+                     PrefetchedStack* prefetched, ThreadStack* result);
+
 }  // namespace
 
 ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
@@ -221,6 +235,14 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
 void UnwindRegistersInto(AddressSpace& space, memory::Memory& memory,
                          const arch::RegisterSet& initial, const UnwindOptions& options,
                          ThreadStack* result) {
+  UnwindWithStack(space, memory, initial, options, nullptr, result);
+}
+
+namespace {
+
+void UnwindWithStack(AddressSpace& space, memory::Memory& memory,
+                     const arch::RegisterSet& initial, const UnwindOptions& options,
+                     PrefetchedStack* prefetched, ThreadStack* result) {
   ThreadStack& out = *result;
   out.frames.clear();
   out.stop = StopReason::kEndOfStack;
@@ -235,6 +257,10 @@ void UnwindRegistersInto(AddressSpace& space, memory::Memory& memory,
   if (!stack.holds_copy()) {
     const fp::StackBounds bounds = fp::StackBoundsFor(space.mappings(), initial.sp());
     if (bounds.known) {
+      if (prefetched != nullptr && prefetched->bytes != nullptr) {
+        stack.Adopt(bounds.lo, bounds.hi, std::move(prefetched->bytes),
+                    prefetched->capacity, prefetched->filled);
+      }
       stack.ReadAhead(bounds.lo, bounds.hi, space.stack_top_hint(bounds.lo));
       keep_hint.emplace(space, stack, bounds.lo);
     }
@@ -347,6 +373,8 @@ void UnwindRegistersInto(AddressSpace& space, memory::Memory& memory,
   }
 }
 
+}  // namespace
+
 ModuleInfo DescribeModule(const MappedModule& mm) {
   ModuleInfo info{mm.path, mm.module ? mm.module->build_id() : mm.recorded_build_id,
                   mm.start, mm.end, mm.load_bias};
@@ -381,15 +409,46 @@ ProcessStacks UnwindTarget(proc::Target& target, AddressSpace& space,
   out.arch = target.arch();
   // Module indexes in the output are dense over the modules frames use.
   absl::flat_hash_map<int, int> remap;
-  for (pid_t tid : target.Threads()) {
+  // Every thread's registers first, then the first window of every stack
+  // in one read (one process_vm_readv for a live process), then the walks.
+  const std::vector<pid_t> tids = target.Threads();
+  std::vector<absl::StatusOr<arch::RegisterSet>> all_regs;
+  all_regs.reserve(tids.size());
+  for (pid_t tid : tids) all_regs.push_back(target.InitialRegisters(tid));
+  std::vector<PrefetchedStack> prefetched(tids.size());
+  {
+    std::vector<memory::Memory::ReadRequest> reads;
+    std::vector<size_t> reader;  // thread index of each read
+    for (size_t i = 0; i < tids.size(); ++i) {
+      if (!all_regs[i].ok()) continue;
+      const uint64_t sp = all_regs[i]->sp();
+      // A snapshot's memory holds its stack already: nothing to read.
+      if (!target.memory().HeldBytesAt(sp).bytes.empty()) continue;
+      const fp::StackBounds bounds = fp::StackBoundsFor(space.mappings(), sp);
+      if (!bounds.known) continue;
+      const uint64_t end = memory::StackWindow::FirstReadEnd(
+          sp, bounds.lo, bounds.hi, space.stack_top_hint(bounds.lo));
+      if (end <= sp) continue;
+      PrefetchedStack& p = prefetched[i];
+      p.capacity = end - sp;
+      // Not value-initialized: only the bytes read are used.
+      p.bytes.reset(new uint8_t[p.capacity]);
+      reads.push_back({sp, absl::MakeSpan(p.bytes.get(), p.capacity), 0});
+      reader.push_back(i);
+    }
+    if (!reads.empty()) target.memory().ReadMany(absl::MakeSpan(reads));
+    for (size_t r = 0; r < reads.size(); ++r) prefetched[reader[r]].filled = reads[r].done;
+  }
+  for (size_t i = 0; i < tids.size(); ++i) {
+    const pid_t tid = tids[i];
     ThreadStack stack;
-    absl::StatusOr<arch::RegisterSet> regs = target.InitialRegisters(tid);
+    const absl::StatusOr<arch::RegisterSet>& regs = all_regs[i];
     if (!regs.ok()) {
       stack.tid = tid;
       stack.stop = StopForStatus(StopPhase::kRegisters, regs.status());
       stack.stop_detail = regs.status().ToString();
     } else {
-      stack = UnwindRegisters(space, target.memory(), *regs, options);
+      UnwindWithStack(space, target.memory(), *regs, options, &prefetched[i], &stack);
       stack.tid = tid;
     }
     stack.signal = target.ThreadSignal(tid);
