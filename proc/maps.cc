@@ -1,5 +1,6 @@
 #include "proc/maps.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,10 +27,12 @@ constexpr size_t kMaxMapsBytes = 256 << 20;
 // after it.
 absl::string_view NextField(absl::string_view& rest) {
   size_t end = rest.find(' ');
+  if (end == absl::string_view::npos) end = rest.size();
   absl::string_view field = rest.substr(0, end);
-  rest =
-      end == absl::string_view::npos ? absl::string_view() : rest.substr(end);
-  rest = absl::StripLeadingAsciiWhitespace(rest);
+  while (end < rest.size() && absl::ascii_isspace(static_cast<unsigned char>(rest[end]))) {
+    ++end;
+  }
+  rest.remove_prefix(end);
   return field;
 }
 
@@ -37,11 +40,25 @@ absl::string_view NextField(absl::string_view& rest) {
 // task_mmu.c show_map_vma). SimpleHexAtoi would also take "0x" and signs,
 // which never appear, so check the digits ourselves.
 bool ParseHex(absl::string_view s, uint64_t* out) {
+  // At most 16 digits, so the value cannot overflow (a whole maps file is
+  // a few thousand of these: no general-purpose parser per field).
   if (s.empty() || s.size() > 16) return false;
+  uint64_t v = 0;
   for (char c : s) {
-    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) return false;
+    int d;
+    if (c >= '0' && c <= '9') {
+      d = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      d = c - 'a' + 10;
+    } else if (c >= 'A' && c <= 'F') {
+      d = c - 'A' + 10;
+    } else {
+      return false;
+    }
+    v = v << 4 | static_cast<uint64_t>(d);
   }
-  return absl::SimpleHexAtoi(s, out);
+  *out = v;
+  return true;
 }
 
 bool ParseHex32(absl::string_view s, uint32_t* out) {
@@ -112,6 +129,7 @@ absl::StatusOr<Mapping> ParseLine(int line_no, absl::string_view line) {
 
 absl::StatusOr<std::vector<Mapping>> ParseMaps(absl::string_view text) {
   std::vector<Mapping> out;
+  out.reserve(std::count(text.begin(), text.end(), '\n') + 1);
   int line_no = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     ++line_no;

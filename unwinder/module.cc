@@ -96,10 +96,21 @@ absl::StatusOr<std::shared_ptr<Module>> Module::OpenFile(const std::string& path
     if (err == EACCES || err == EPERM) return absl::PermissionDeniedError(msg);
     return absl::UnavailableError(msg);
   }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s is not a regular file", path));
+  }
+  return OpenFd(fd, st, path);
+}
+
+absl::StatusOr<std::shared_ptr<Module>> Module::OpenFd(int fd, const struct stat& st,
+                                                       const std::string& path) {
   std::shared_ptr<Module> m(new Module());
   m->fd_ = fd;  // closed by ~Module from here on
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (!InitLibelf()) return absl::InternalError("libelf version mismatch");
+  if (!S_ISREG(st.st_mode)) {
     return absl::FailedPreconditionError(
         absl::StrFormat("%s is not a regular file", path));
   }

@@ -12,6 +12,8 @@
 #ifndef UNWINDD_UNWINDER_MODULE_H_
 #define UNWINDD_UNWINDER_MODULE_H_
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -57,6 +59,10 @@ class Module {
   // DataLoss if it is not a well-formed ELF file.
   static absl::StatusOr<std::shared_ptr<Module>> OpenFile(
       const std::string& path);
+  // The same over a file the caller has opened (and fstat'ed into `st`):
+  // the module owns `fd` from here on, whatever the result.
+  static absl::StatusOr<std::shared_ptr<Module>> OpenFd(
+      int fd, const struct stat& st, const std::string& path);
   // An ELF image held in memory (the vDSO copied out of the target).
   static absl::StatusOr<std::shared_ptr<Module>> FromImage(
       std::vector<uint8_t> image, std::string name);

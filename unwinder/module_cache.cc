@@ -131,8 +131,9 @@ absl::StatusOr<std::shared_ptr<Module>> ModuleCache::GetFile(const std::string& 
     return cached;
   }
   // Opened outside the lock: two racing opens of one file both succeed and
-  // the second insert replaces the first, which is harmless.
-  absl::StatusOr<std::shared_ptr<Module>> m = Module::OpenFile(path);
+  // the second insert replaces the first, which is harmless. From the file
+  // the key was made of (no second open of the path).
+  absl::StatusOr<std::shared_ptr<Module>> m = Module::OpenFd(fd.release(), st, path);
   if (!m.ok()) return m;
   if (!flavor.empty()) {
     (*m)->set_debug_info_loader(
