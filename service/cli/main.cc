@@ -123,6 +123,11 @@ int main(int argc, char** argv) {
     std::fputs(unwindd::service::kUsage, stdout);
     return 0;
   }
+  // The static build cannot load libdebuginfod: its glibc-shared twin does
+  // the whole command instead (remote_exec.h).
+  if (unwindd::service::NeedsDebuginfodTwin(cmd->debuginfod_urls)) {
+    return unwindd::service::ExecDebuginfodTwin(argv);
+  }
   struct sigaction sa = {};
   sa.sa_handler = OnSignal;
   sigaction(SIGINT, &sa, nullptr);

@@ -1,5 +1,6 @@
 #include "service/cli/remote_exec.h"
 
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
@@ -20,36 +22,59 @@ bool WantsServer(absl::Span<const absl::string_view> args) {
   return false;
 }
 
-absl::StatusOr<std::string> FindRemoteBinary() {
+namespace {
+
+// `name` (a sibling binary of //service:unwind) next to this executable, or
+// in its runfiles.
+absl::StatusOr<std::string> FindSibling(absl::string_view name, absl::string_view why) {
   char self[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (n <= 0) return absl::InternalError("cannot read /proc/self/exe");
   std::string exe(self, n);
   std::string dir = exe.substr(0, exe.rfind('/'));
   std::vector<std::string> candidates = {
-      dir + "/unwind_remote",
-      exe + ".runfiles/unwindd/service/unwind_remote",
+      absl::StrCat(dir, "/", name),
+      absl::StrCat(exe, ".runfiles/unwindd/service/", name),
   };
   if (const char* runfiles = getenv("RUNFILES_DIR")) {
-    candidates.push_back(absl::StrCat(runfiles, "/unwindd/service/unwind_remote"));
+    candidates.push_back(absl::StrCat(runfiles, "/unwindd/service/", name));
   }
   for (const std::string& c : candidates) {
     if (access(c.c_str(), X_OK) == 0) return c;
   }
   return absl::NotFoundError(absl::StrCat(
-      "--server needs unwind_remote next to unwind (looked for ", candidates[0],
+      why, " needs ", name, " next to unwind (looked for ", candidates[0],
       "); build it with: bazel build //service:unwind"));
 }
 
-int ExecRemote(char** argv) {
-  absl::StatusOr<std::string> remote = FindRemoteBinary();
-  if (remote.ok()) {
-    execv(remote->c_str(), argv);
-    remote = absl::InternalError(
-        absl::StrCat("cannot run ", *remote, ": ", strerror(errno)));
+int ExecSibling(absl::StatusOr<std::string> path, char** argv) {
+  if (path.ok()) {
+    execv(path->c_str(), argv);
+    path = absl::InternalError(absl::StrCat("cannot run ", *path, ": ", strerror(errno)));
   }
-  std::fprintf(stderr, "unwind: %s\n", std::string(remote.status().message()).c_str());
+  std::fprintf(stderr, "unwind: %s\n", std::string(path.status().message()).c_str());
   return 1;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> FindRemoteBinary() {
+  return FindSibling("unwind_remote", "--server");
+}
+
+int ExecRemote(char** argv) { return ExecSibling(FindRemoteBinary(), argv); }
+
+bool NeedsDebuginfodTwin(absl::string_view debuginfod_urls) {
+  // AT_BASE is where the program interpreter was loaded: 0 when there is
+  // none, i.e. in a static executable.
+  if (getauxval(AT_BASE) != 0) return false;
+  if (!absl::StripAsciiWhitespace(debuginfod_urls).empty()) return true;
+  const char* env = getenv("DEBUGINFOD_URLS");
+  return env != nullptr && !absl::StripAsciiWhitespace(env).empty();
+}
+
+int ExecDebuginfodTwin(char** argv) {
+  return ExecSibling(FindSibling("unwind_debuginfod", "debuginfod"), argv);
 }
 
 }  // namespace unwindd::service

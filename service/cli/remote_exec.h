@@ -26,6 +26,23 @@ absl::StatusOr<std::string> FindRemoteBinary();
 // after printing why) only if that fails.
 int ExecRemote(char** argv);
 
+// `unwind` is linked fully static (third_party/system/static_cli.bzl), and a
+// static program cannot load libdebuginfod (and libcurl behind it) into
+// itself. A command that would fetch from debuginfod (--debuginfod=URL or
+// $DEBUGINFOD_URLS, and no --no-debuginfod) is handed, same arguments, to
+// `unwind_debuginfod`: the same CLI with glibc shared, which dlopen()s it.
+// So is any command while $DEBUGINFOD_URLS is set, --no-debuginfod or not:
+// libdw (--symbols) would dlopen() the library on its own then.
+//
+//   if (NeedsDebuginfodTwin(cmd.debuginfod_urls)) return ExecDebuginfodTwin(argv);
+//
+// True only in a static build (no program interpreter) and for such a
+// command.
+bool NeedsDebuginfodTwin(absl::string_view debuginfod_urls);
+// Replaces this process with unwind_debuginfod; returns 1 (after printing
+// why) only if that fails.
+int ExecDebuginfodTwin(char** argv);
+
 }  // namespace unwindd::service
 
 #endif  // UNWINDD_SERVICE_CLI_REMOTE_EXEC_H_

@@ -1,5 +1,8 @@
 """Link options that make a binary mostly static: only glibc stays shared.
 
+//service:unwind adds -static on top (glibc too: no dynamic linking at
+all); its twin //service:unwind_debuginfod uses these alone.
+
 For `unwind`, whose whole run (start-up included) is what a user waits for:
 each shared library costs the dynamic linker an open, a few mmaps and its
 relocations, and libstdc++'s initialisation on top (about 1 ms for
@@ -16,10 +19,11 @@ before every dependency's linkopts, so:
     each other does not matter;
   - -static-libgcc: libgcc_eh.a instead of libgcc_s.so.
 
-glibc stays shared: a static glibc would have to dlopen() libdebuginfod
+glibc stays shared here: a static glibc would have to dlopen() libdebuginfod
 (and libcurl behind it) into a second copy of itself. libdebuginfod is
 dlopen()ed only when debuginfod is configured (unwinder/locate/debuginfod.cc),
-as libdw does for its own debuginfod use.
+as libdw does for its own debuginfod use; the static `unwind` hands such
+commands to unwind_debuginfod (service/cli/remote_exec.h).
 
 Not for binaries that also load these libraries through other shared
 libraries (gRPC's Abseil, libdw.so): one copy of each per process.
