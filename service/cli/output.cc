@@ -141,6 +141,24 @@ std::string FormatJson(const unwinder::ProcessStacks& stacks,
   return out;
 }
 
+namespace {
+
+// Lowercase hex of `v`, at least `width` digits (zero-padded): what
+// "%0*x" prints, without a format parser per frame (the text of a whole
+// `unwind pid` is a few dozen of these).
+void AppendHex(std::string* out, uint64_t v, int width) {
+  char buf[16];
+  int n = 0;
+  do {
+    buf[n++] = "0123456789abcdef"[v & 0xf];
+    v >>= 4;
+  } while (v != 0);
+  for (int i = n; i < width; ++i) out->push_back('0');
+  while (n > 0) out->push_back(buf[--n]);
+}
+
+}  // namespace
+
 std::string FormatText(const unwinder::ProcessStacks& stacks,
                        const CoreSummary* core, const FrameSymbols* symbols) {
   std::string out;
@@ -155,7 +173,9 @@ std::string FormatText(const unwinder::ProcessStacks& stacks,
     const int width = 2 * arch::GetArchInfo(stacks.arch).address_size;
     for (size_t i = 0; i < th.frames.size(); ++i) {
       const unwinder::Frame& f = th.frames[i];
-      absl::StrAppendFormat(&out, "#%-2d 0x%0*x", i, width, f.pc);
+      // "#%-2d 0x%0*x"
+      absl::StrAppend(&out, "#", i, i < 10 ? "  0x" : " 0x");
+      AppendHex(&out, f.pc, width);
       if (const std::string& sym = SymbolOf(symbols, t, i); !sym.empty()) {
         absl::StrAppend(&out, " ", sym);
       }
@@ -163,7 +183,10 @@ std::string FormatText(const unwinder::ProcessStacks& stacks,
       if (f.module >= 0) {
         const unwinder::ModuleInfo& m = stacks.modules[f.module];
         absl::StrAppend(&out, " ", m.path);
-        if (m.bias_known) absl::StrAppendFormat(&out, "+0x%x", f.rel_pc);
+        if (m.bias_known) {
+          out += "+0x";
+          AppendHex(&out, f.rel_pc, 1);
+        }
         if (m.mismatch) {
           note = " (build-id mismatch)";
         } else if (m.from_memory) {

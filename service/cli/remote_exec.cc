@@ -65,9 +65,20 @@ absl::StatusOr<std::string> FindRemoteBinary() {
 int ExecRemote(char** argv) { return ExecSibling(FindRemoteBinary(), argv); }
 
 bool NeedsDebuginfodTwin(absl::string_view debuginfod_urls) {
+#ifdef UNWINDD_NO_DEBUGINFOD
+  // A build without the client (the static aarch64 cross build, where the
+  // twin is static too): --debuginfod is an Unimplemented error there.
+  return false;
+#endif
   // AT_BASE is where the program interpreter was loaded: 0 when there is
   // none, i.e. in a static executable.
   if (getauxval(AT_BASE) != 0) return false;
+  // Never the twin itself (were it static by mistake, no exec loop).
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n > 0 && absl::EndsWith(absl::string_view(self, n), "/unwind_debuginfod")) {
+    return false;
+  }
   if (!absl::StripAsciiWhitespace(debuginfod_urls).empty()) return true;
   const char* env = getenv("DEBUGINFOD_URLS");
   return env != nullptr && !absl::StripAsciiWhitespace(env).empty();

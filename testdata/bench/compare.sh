@@ -2,7 +2,9 @@
 # Side-by-side unwinding speed on the same live threads, in one run:
 #   per stack: unwindd vs libdw (dwfl_getthread_frames) vs libunwind-ptrace,
 #              each attached once to the same stopped thread, N unwinds;
-#   whole command: `unwind pid` vs `eu-stack -p` on the same process;
+#   whole command: `unwind pid` vs `eu-stack -p` on the same process, for
+#              every fixture program of the test suite, and start-up
+#              (`unwind --help`) against a static empty C program;
 #   perf.data: `unwind perf` vs `perf script -F ip` on the same recording,
 #              samples per CPU-second (user + system of the whole command),
 #              and `unwind perf` wall time with 1 and 2 unwinding threads.
@@ -65,12 +67,45 @@ for prog in demo threads_c_O2_nofp_pie recursion_O2_nofp_pie; do
   done
 done
 
-# Whole command: process start, attach, unwind every thread, print.
-start testdata/demo
-t0=$(date +%s%N); for _ in $(seq "$RUNS"); do service/unwind pid "$pid" >/dev/null; done; t1=$(date +%s%N)
-for _ in $(seq "$RUNS"); do eu-stack -p "$pid" >/dev/null 2>&1; done; t2=$(date +%s%N)
-awk -v a=$(( (t1 - t0) / RUNS )) -v b=$(( (t2 - t1) / RUNS )) -v th="$(ls /proc/"$pid"/task | wc -l)" \
-  'BEGIN { printf "\nwhole command, %d-thread demo: unwind pid %.2f ms, eu-stack -p %.2f ms, eu-stack/unwind %.1fx\n", th, a/1e6, b/1e6, b/a }'
+# Whole command, what a user waits for: process start, attach, unwind
+# every thread, print, exit. Per fixture program of the test suite (each
+# loads other libraries, which eu-stack pays for more heavily), `unwind pid`
+# and `eu-stack -p` on the same process, taken in turn (A B A B ...), wall
+# time of each run (bash's $EPOCHREALTIME), median of RUNS; ratio = eu-stack
+# median / unwind median. Start-up against the floor: a static empty C
+# program and `unwind --help`, the same way.
+wall_us() {  # wall_us CMD...: runs CMD once, prints its wall time in µs
+  local t0=$EPOCHREALTIME
+  "$@" >/dev/null 2>&1 || true
+  local t1=$EPOCHREALTIME
+  echo $(( ${t1/./} - ${t0/./} ))
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+printf '\nwhole command, wall ms, median of %d runs each, taken in turn:\n' "$RUNS"
+printf '%-34s %7s %7s %12s %12s %9s\n' program threads frames "unwind pid" "eu-stack -p" ratio
+for prog in threads_c_O2_nofp_pie signal_handler_O2_nofp_pie recursion_O2_nofp_pie \
+            realign_O2_nofp_pie demo_O2_nofp_pie demo cxx_catch_O2_nofp_pie; do
+  start "testdata/$prog"
+  service/unwind pid "$pid" >"$tmp/ours.txt" 2>&1 || true
+  eu-stack -p "$pid" >/dev/null 2>&1 || true  # warm the page cache alike
+  : >"$tmp/a"; : >"$tmp/b"
+  for _ in $(seq "$RUNS"); do
+    wall_us service/unwind pid "$pid" >>"$tmp/a"
+    wall_us eu-stack -p "$pid" >>"$tmp/b"
+  done
+  a=$(median <"$tmp/a"); b=$(median <"$tmp/b")
+  awk -v p="$prog" -v th="$(ls /proc/"$pid"/task | wc -l)" -v fr="$(grep -c '^#' "$tmp/ours.txt")" \
+    -v a="$a" -v b="$b" 'BEGIN { printf "%-34s %7d %7d %12.2f %12.2f %8.1fx\n", p, th, fr, a/1000, b/1000, b/a }'
+  kill -9 "$pid" 2>/dev/null || true
+done
+: >"$tmp/e"; : >"$tmp/h"
+for _ in $(seq "$RUNS"); do
+  wall_us "$B/empty_static" >>"$tmp/e"
+  wall_us service/unwind --help >>"$tmp/h"
+done
+e=$(median <"$tmp/e"); h=$(median <"$tmp/h")
+awk -v e="$e" -v h="$h" 'BEGIN {
+  printf "start-up: static empty C program %.2f ms (the floor), unwind --help %.2f ms (+%.2f ms)\n", e/1000, h/1000, (h-e)/1000 }'
 fi
 
 if [[ " $SECTIONS " == *" perf "* ]]; then
