@@ -22,8 +22,8 @@ std::unique_ptr<Memory> CreateProcessMemory(pid_t pid);
 // The same, probing at `probes` (target addresses that should be readable,
 // e.g. the starts of the first readable mappings) instead of reading
 // /proc/PID/maps to find some.
-std::unique_ptr<Memory> CreateProcessMemory(pid_t pid,
-                                            const std::vector<uint64_t>& probes);
+std::unique_ptr<Memory> CreateProcessMemoryProbing(
+    pid_t pid, const std::vector<uint64_t>& probes);
 
 // Each mechanism alone (tests and benchmarks compare them).
 std::unique_ptr<Memory> CreateProcessVmReadvMemory(pid_t pid);

@@ -75,11 +75,11 @@ bool CanRead(Memory& m, const std::vector<uint64_t>& probes) {
 }  // namespace
 
 std::unique_ptr<Memory> CreateProcessMemory(pid_t pid) {
-  return CreateProcessMemory(pid, ProbeAddresses(pid));
+  return CreateProcessMemoryProbing(pid, ProbeAddresses(pid));
 }
 
-std::unique_ptr<Memory> CreateProcessMemory(pid_t pid,
-                                            const std::vector<uint64_t>& probes) {
+std::unique_ptr<Memory> CreateProcessMemoryProbing(
+    pid_t pid, const std::vector<uint64_t>& probes) {
   using Factory = std::unique_ptr<Memory> (*)(pid_t);
   for (Factory create : {&CreateProcessVmReadvMemory, &CreateProcMemFileMemory,
                          &CreatePtracePeekMemory}) {

@@ -131,6 +131,27 @@ TEST_P(ProcessMemoryTest, ReadCrossingIntoUnmappedPageReturnsPrefix) {
   EXPECT_EQ(memory_->Read(Addr(two_pages_), absl::MakeSpan(big)), kPage);
 }
 
+// Several reads at once (process_vm_readv: one call whose iovecs stop at
+// the first unreadable page) give each request what Read alone would,
+// including those after an unreadable one.
+TEST_P(ProcessMemoryTest, ReadManyGivesEachRequestWhatReadWould) {
+  uint8_t a[sizeof(g_buffer)] = {}, b[32] = {}, c[16] = {}, d[13] = {};
+  std::vector<Memory::ReadRequest> reads = {
+      {Addr(g_buffer), absl::MakeSpan(a), 99},
+      {Addr(two_pages_ + kPage - 16), absl::MakeSpan(b), 99},
+      {Addr(two_pages_ + kPage), absl::MakeSpan(c), 99},
+      {Addr(g_buffer + 3), absl::MakeSpan(d), 99},
+  };
+  memory_->ReadMany(absl::MakeSpan(reads));
+  EXPECT_EQ(reads[0].done, sizeof(a));
+  EXPECT_EQ(memcmp(a, g_buffer, sizeof(a)), 0);
+  EXPECT_EQ(reads[1].done, 16u);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(b[i], 0xab) << i;
+  EXPECT_EQ(reads[2].done, 0u);
+  EXPECT_EQ(reads[3].done, sizeof(d));
+  EXPECT_EQ(memcmp(d, g_buffer + 3, sizeof(d)), 0);
+}
+
 TEST_P(ProcessMemoryTest, UnmappedAndWrappingAddressesReadNothing) {
   uint8_t out[16];
   EXPECT_EQ(memory_->Read(Addr(two_pages_ + kPage), absl::MakeSpan(out)), 0u);

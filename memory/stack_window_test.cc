@@ -4,6 +4,7 @@
 #include "memory/stack_window.h"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -78,6 +79,42 @@ TEST(StackWindowTest, AHintSizesTheFirstRead) {
   // Beyond the hint the window still grows.
   ASSERT_TRUE(w.ReadWordFast(kHi - 8, 8, &v));
   EXPECT_EQ(v, kHi - 8);
+}
+
+// The first read done by the caller (all threads' stacks in one
+// ReadMany): the window adopts those bytes, reads nothing more for them,
+// and still grows beyond them.
+TEST(StackWindowTest, AdoptsAFirstReadDoneByTheCaller) {
+  testing::MapMemory stack = StackOfAddresses(kLo, kHi);
+  CountingMemory counting(stack);
+  const uint64_t sp = kLo + 0x100;
+  const uint64_t end = StackWindow::FirstReadEnd(sp, kLo, kHi, 0);
+  ASSERT_GT(end, sp);
+  ASSERT_LE(end, kHi);
+  const uint64_t size = end - sp;
+  std::unique_ptr<uint8_t[]> bytes(new uint8_t[size]);
+  ASSERT_EQ(stack.Read(sp, absl::MakeSpan(bytes.get(), size)), size);
+  StackWindow w(counting, sp);
+  w.Adopt(kLo, kHi, std::move(bytes), size, size);
+  w.ReadAhead(kLo, kHi);  // nothing more: the window is there
+  uint64_t v = 0;
+  for (uint64_t a = sp; a + 8 <= end; a += 8) {
+    ASSERT_TRUE(w.ReadWordFast(a, 8, &v));
+    ASSERT_EQ(v, a);
+  }
+  EXPECT_EQ(counting.reads, 0);
+  ASSERT_TRUE(w.ReadWordFast(kHi - 8, 8, &v));
+  EXPECT_EQ(v, kHi - 8);
+  EXPECT_GT(counting.reads, 0);
+  // A short first read (a guard page above): the window does not grow.
+  std::unique_ptr<uint8_t[]> part(new uint8_t[size]);
+  ASSERT_EQ(stack.Read(sp, absl::MakeSpan(part.get(), 64)), 64u);
+  CountingMemory counting2(stack);
+  StackWindow short_window(counting2, sp);
+  short_window.Adopt(kLo, kHi, std::move(part), size, 64);
+  ASSERT_TRUE(short_window.ReadWordFast(sp + 56, 8, &v));
+  EXPECT_EQ(v, sp + 56);
+  EXPECT_EQ(short_window.bytes_copied(), 64u);
 }
 
 TEST(StackWindowTest, ReadsOutsideTheWindowGoToTheMemoryBeneath) {

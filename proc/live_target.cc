@@ -305,7 +305,7 @@ absl::Status LiveTarget::Attach(absl::Span<const pid_t> tids) {
   // the first readable mappings of the map just read (no second read of
   // /proc/PID/maps).
   memory_ = memory::CreateCachedMemory(
-      memory::CreateProcessMemory(mm_tid_, ProbeAddresses(mappings_)));
+      memory::CreateProcessMemoryProbing(mm_tid_, ProbeAddresses(mappings_)));
   return absl::OkStatus();
 }
 
