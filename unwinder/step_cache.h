@@ -11,10 +11,10 @@
 //   cache.Put(key, module_index, method, compact_row);
 //
 // Direct-mapped, allocated on first Put with kInitialEntries slots (one
-// 4 KiB page) and grown fourfold on a collision up to kEntries (64 KiB),
-// after which a collision replaces the older entry: a one-shot unwind of a
-// few dozen PCs (`unwind pid`) touches one page instead of sixteen, a
-// stream of samples still gets the whole table. Not thread-safe: an
+// 4 KiB page) and grown fourfold whenever more than half its slots are in
+// use, up to kEntries (64 KiB); a collision replaces the older entry. A
+// one-shot unwind of a few dozen PCs (`unwind pid`) touches a page or
+// four instead of sixteen; a stream of samples still gets the whole table. Not thread-safe: an
 // AddressSpace is used by one unwind at a time.
 #ifndef UNWINDD_UNWINDER_STEP_CACHE_H_
 #define UNWINDD_UNWINDER_STEP_CACHE_H_
@@ -49,9 +49,12 @@ class StepCache {
   void Put(const RowKey& key, int module, Method method, const CompactRow& row) {
     if (entries_ == nullptr) Resize(kInitialEntries);
     Entry* e = &entries_[Slot(key)];
-    if (e->module >= 0 && !(e->key == key) && size_ < kEntries) {
-      Resize(size_ * 4);
-      e = &entries_[Slot(key)];
+    if (e->module < 0) {
+      if (used_ + 1 > size_ / 2 && size_ < kEntries) {
+        Resize(size_ * 4);
+        e = &entries_[Slot(key)];
+      }
+      if (e->module < 0) ++used_;
     }
     *e = Entry{key, module, method, row};
   }
@@ -74,14 +77,19 @@ class StepCache {
     entries_ = std::make_unique<Entry[]>(size);
     size_ = size;
     shift_ = 64 - __builtin_ctz(static_cast<unsigned>(size));
+    used_ = 0;
     for (int i = 0; i < old_size; ++i) {
-      if (old[i].module >= 0) entries_[Slot(old[i].key)] = old[i];
+      if (old[i].module < 0) continue;
+      Entry& e = entries_[Slot(old[i].key)];
+      if (e.module < 0) ++used_;
+      e = old[i];
     }
   }
 
   std::unique_ptr<Entry[]> entries_;
   int size_ = 0;
   int shift_ = 64;
+  int used_ = 0;  // slots holding an entry
 };
 
 }  // namespace unwindd::unwinder

@@ -73,15 +73,15 @@ bool NeedsDebuginfodTwin(absl::string_view debuginfod_urls) {
   // AT_BASE is where the program interpreter was loaded: 0 when there is
   // none, i.e. in a static executable.
   if (getauxval(AT_BASE) != 0) return false;
+  const char* env = getenv("DEBUGINFOD_URLS");
+  if (absl::StripAsciiWhitespace(debuginfod_urls).empty() &&
+      (env == nullptr || absl::StripAsciiWhitespace(env).empty())) {
+    return false;
+  }
   // Never the twin itself (were it static by mistake, no exec loop).
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n > 0 && absl::EndsWith(absl::string_view(self, n), "/unwind_debuginfod")) {
-    return false;
-  }
-  if (!absl::StripAsciiWhitespace(debuginfod_urls).empty()) return true;
-  const char* env = getenv("DEBUGINFOD_URLS");
-  return env != nullptr && !absl::StripAsciiWhitespace(env).empty();
+  return n <= 0 || !absl::EndsWith(absl::string_view(self, n), "/unwind_debuginfod");
 }
 
 int ExecDebuginfodTwin(char** argv) {
