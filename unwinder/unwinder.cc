@@ -334,6 +334,15 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
   }
 }
 
+uint64_t FileOffsetOf(const MappedModule& m, uint64_t pc) {
+  for (uint64_t addr : {pc, pc - 1}) {
+    for (const proc::Mapping& mapping : m.mappings) {
+      if (mapping.Contains(addr)) return pc - mapping.start + mapping.offset;
+    }
+  }
+  return 0;
+}
+
 ProcessStacks UnwindTarget(proc::Target& target, ModuleCache& cache,
                            const UnwindOptions& options) {
   AddressSpace space(target, cache);
@@ -361,6 +370,7 @@ ProcessStacks UnwindTarget(proc::Target& target, AddressSpace& space,
     stack.signal = target.ThreadSignal(tid);
     for (Frame& f : stack.frames) {
       if (f.module < 0) continue;
+      f.file_offset = FileOffsetOf(space.modules()[f.module], f.pc);
       auto [it, inserted] = remap.try_emplace(f.module, out.modules.size());
       if (inserted) {
         const MappedModule& mm = space.modules()[f.module];
