@@ -310,12 +310,15 @@ class UnwinderService::SnapshotStream {
     }
     ++service_.stats_.samples;
     log_.AddSample();
-    absl::StatusOr<UnwindResult> result = absl::UnknownError("not run");
+    absl::Status result = absl::UnknownError("not run");
+    unwinder::StopReason stop = unwinder::StopReason::kEndOfStack;
     // A sample takes microseconds and no ptrace: on this thread when a
     // worker is free, saving two thread switches per sample.
     absl::Status s = service_.RunJob(
         context_, 0, service_.Deadline(context_), log_,
-        [&](const std::atomic<bool>& cancel) { result = session_->Unwind(request, &cancel); },
+        [&](const std::atomic<bool>& cancel) {
+          result = session_->Unwind(request, &cancel, response, &stop);
+        },
         /*here=*/true);
     // RunJob gave up on the sample because the client cancelled. (A client
     // that goes away otherwise is seen by the next Read or Write; asking
@@ -323,21 +326,41 @@ class UnwinderService::SnapshotStream {
     if (absl::IsCancelled(s)) {
       return absl::CancelledError("the client cancelled the stream");
     }
-    if (s.ok()) s = result.status();
+    if (s.ok()) s = result;
     response->set_sample_id(request.sample_id());
     if (!s.ok()) {
+      // The unwind may have finished (and filled it) after its deadline.
+      response->clear_stack();
+      response->clear_modules();
+      response->clear_pid_ignored_reason();
       log_.AddSampleError(s.code());
       response->mutable_error()->set_code(static_cast<int>(s.code()));
       response->mutable_error()->set_message(std::string(s.message()));
     } else {
-      log_.AddStacks(result->stacks);
-      if (!result->stacks.threads.empty()) {
-        ToProto(result->stacks.threads[0], response->mutable_stack());
-      }
-      ModulesToProto(*result, response->mutable_modules());
+      log_.AddStack(stop, response->stack().frames_size());
     }
     return absl::OkStatus();
   }
+
+  // The tables of a batch, before its samples. InvalidArgument (ending
+  // the stream) for a table without an id: no sample could name it, so no
+  // sample could be told. Other refusals answer the samples naming them.
+  absl::Status DefineTables(const v1::SnapshotBatch& batch) {
+    for (const v1::MappingTable& t : batch.mapping_tables()) {
+      if (t.id() == 0) {
+        return absl::InvalidArgumentError(
+            "a SnapshotBatch carries a MappingTable without an id");
+      }
+      session_->DefineTable(t).IgnoreError();
+    }
+    return absl::OkStatus();
+  }
+  void ReleaseTables(const v1::SnapshotBatch& batch) {
+    for (uint64_t id : batch.release_mapping_table_ids()) session_->ReleaseTable(id);
+  }
+
+  // Between messages: the counters the stream's samples added.
+  void Flush() { log_.Flush(); }
 
   grpc::Status Finish(const absl::Status& s) {
     log_.Finish(s);
@@ -373,6 +396,7 @@ grpc::Status UnwinderService::UnwindSnapshots(
     if (absl::Status s = samples.Sample(request, response); !s.ok()) {
       return samples.Finish(s);
     }
+    samples.Flush();
     if (!stream->Write(*response)) {
       return samples.Finish(absl::CancelledError("the client went away"));
     }
@@ -392,6 +416,7 @@ grpc::Status UnwinderService::UnwindSnapshotBatches(
       return samples.Finish(absl::InvalidArgumentError(absl::StrFormat(
           "a batch of %d samples; at most %d", batch.samples_size(), kMaxSamplesPerBatch)));
     }
+    if (absl::Status s = samples.DefineTables(batch); !s.ok()) return samples.Finish(s);
     auto* response = google::protobuf::Arena::CreateMessage<v1::SnapshotBatchResponse>(
         &samples.NewMessage());
     response->mutable_responses()->Reserve(batch.samples_size());
@@ -400,6 +425,8 @@ grpc::Status UnwinderService::UnwindSnapshotBatches(
         return samples.Finish(s);
       }
     }
+    samples.ReleaseTables(batch);
+    samples.Flush();
     if (!stream->Write(*response)) {
       return samples.Finish(absl::CancelledError("the client went away"));
     }

@@ -49,14 +49,20 @@ class SessionTest : public ::testing::Test {
         root, UnwindEnv{&cache_, nullptr}, index_, VdsoImage{}, SnapshotLimits{});
   }
 
-  unwinder::ThreadStack Unwind(const v1::SnapshotRequest& r,
-                               std::vector<unwinder::ModuleInfo>* modules = nullptr) {
+  v1::ThreadStack Unwind(const v1::SnapshotRequest& r,
+                         std::vector<v1::Module>* modules = nullptr) {
     std::atomic<bool> cancel{false};
-    absl::StatusOr<UnwindResult> got = session_->Unwind(r, &cancel);
-    EXPECT_TRUE(got.ok()) << got.status();
-    if (!got.ok() || got->stacks.threads.size() != 1) return {};
-    if (modules != nullptr) *modules = got->stacks.modules;
-    return got->stacks.threads[0];
+    v1::SnapshotResponse got;
+    absl::Status s = session_->Unwind(r, &cancel, &got);
+    EXPECT_TRUE(s.ok()) << s;
+    if (modules != nullptr) modules->assign(got.modules().begin(), got.modules().end());
+    return got.stack();
+  }
+
+  absl::StatusCode Code(const v1::SnapshotRequest& r) {
+    std::atomic<bool> cancel{false};
+    v1::SnapshotResponse got;
+    return session_->Unwind(r, &cancel, &got).code();
   }
 
   // The sample with the executable's build-id replaced by another.
@@ -75,59 +81,59 @@ class SessionTest : public ::testing::Test {
   std::unique_ptr<SnapshotSession> session_;
 };
 
-std::vector<uint64_t> Pcs(const unwinder::ThreadStack& t) {
+std::vector<uint64_t> Pcs(const v1::ThreadStack& t) {
   std::vector<uint64_t> out;
-  for (const unwinder::Frame& f : t.frames) out.push_back(f.pc);
+  for (const v1::Frame& f : t.frames()) out.push_back(f.pc());
   return out;
 }
 
 TEST_F(SessionTest, RepeatedSamplesGiveTheSameFrames) {
-  unwinder::ThreadStack first = Unwind(sample_);
-  ASSERT_GE(first.frames.size(), 20u) << first.stop_detail;
-  EXPECT_EQ(first.stop, unwinder::StopReason::kEndOfStack);
+  v1::ThreadStack first = Unwind(sample_);
+  ASSERT_GE(first.frames_size(), 20u) << first.stop_detail();
+  EXPECT_EQ(first.stop(), v1::STOP_REASON_END_OF_STACK);
   for (int i = 0; i < 3; ++i) {
-    unwinder::ThreadStack again = Unwind(sample_);
+    v1::ThreadStack again = Unwind(sample_);
     EXPECT_EQ(Pcs(again), Pcs(first));
-    EXPECT_EQ(again.stop, first.stop);
+    EXPECT_EQ(again.stop(), first.stop());
   }
 }
 
 // A changed table is resolved anew (the executable's file is refused for
 // the wrong build-id), and changing back resolves the right file again.
 TEST_F(SessionTest, ChangedMappingsAreResolvedAgain) {
-  std::vector<unwinder::ModuleInfo> modules;
-  unwinder::ThreadStack good = Unwind(sample_, &modules);
-  ASSERT_GE(good.frames.size(), 20u) << good.stop_detail;
+  std::vector<v1::Module> modules;
+  v1::ThreadStack good = Unwind(sample_, &modules);
+  ASSERT_GE(good.frames_size(), 20u) << good.stop_detail();
 
-  unwinder::ThreadStack wrong = Unwind(WithWrongExeBuildId(), &modules);
-  EXPECT_LT(wrong.frames.size(), good.frames.size());
+  v1::ThreadStack wrong = Unwind(WithWrongExeBuildId(), &modules);
+  EXPECT_LT(wrong.frames_size(), good.frames_size());
   bool refused = false;
-  for (const unwinder::ModuleInfo& m : modules) {
-    if (absl::EndsWith(m.path, kFixture)) {
+  for (const v1::Module& m : modules) {
+    if (absl::EndsWith(m.path(), kFixture)) {
       refused = true;
-      EXPECT_EQ(m.build_id, std::string(40, '0'));
-      EXPECT_FALSE(m.error.empty());
+      EXPECT_EQ(m.build_id(), std::string(40, '0'));
+      EXPECT_FALSE(m.error().empty());
     }
   }
   EXPECT_TRUE(refused);
 
-  unwinder::ThreadStack back = Unwind(sample_, &modules);
+  v1::ThreadStack back = Unwind(sample_, &modules);
   EXPECT_EQ(Pcs(back), Pcs(good));
-  for (const unwinder::ModuleInfo& m : modules) EXPECT_TRUE(m.error.empty()) << m.path;
+  for (const v1::Module& m : modules) EXPECT_TRUE(m.error().empty()) << m.path();
 }
 
-bool HasModule(const std::vector<unwinder::ModuleInfo>& modules) {
-  for (const unwinder::ModuleInfo& m : modules) {
-    if (absl::EndsWith(m.path, kFixture)) return true;
+bool HasModule(const std::vector<v1::Module>& modules) {
+  for (const v1::Module& m : modules) {
+    if (absl::EndsWith(m.path(), kFixture)) return true;
   }
   return false;
 }
 
 // A moved mapping (same file, another address) is another table too.
 TEST_F(SessionTest, MovedMappingIsResolvedAgain) {
-  std::vector<unwinder::ModuleInfo> modules;
-  unwinder::ThreadStack good = Unwind(sample_, &modules);
-  ASSERT_GE(good.frames.size(), 20u);
+  std::vector<v1::Module> modules;
+  v1::ThreadStack good = Unwind(sample_, &modules);
+  ASSERT_GE(good.frames_size(), 20u);
   ASSERT_TRUE(HasModule(modules));
   v1::SnapshotRequest moved = sample_;
   for (v1::Mapping& m : *moved.mutable_mappings()) {
@@ -146,31 +152,28 @@ TEST_F(SessionTest, MovedMappingIsResolvedAgain) {
 // Each sample is unwound from its own stack copy: a later sample with a
 // shorter copy must not find the earlier one's bytes.
 TEST_F(SessionTest, NoSampleSeesAnothersStack) {
-  unwinder::ThreadStack good = Unwind(sample_);
-  ASSERT_GE(good.frames.size(), 20u);
+  v1::ThreadStack good = Unwind(sample_);
+  ASSERT_GE(good.frames_size(), 20u);
   v1::SnapshotRequest cut = sample_;
   cut.set_stack(sample_.stack().substr(0, 64));
-  unwinder::ThreadStack short_walk = Unwind(cut);
-  EXPECT_LT(short_walk.frames.size(), good.frames.size());
-  EXPECT_EQ(short_walk.stop, unwinder::StopReason::kMemoryError);
+  v1::ThreadStack short_walk = Unwind(cut);
+  EXPECT_LT(short_walk.frames_size(), good.frames_size());
+  EXPECT_EQ(short_walk.stop(), v1::STOP_REASON_MEMORY_ERROR);
   v1::SnapshotRequest none = sample_;
   none.clear_stack();
-  EXPECT_LE(Unwind(none).frames.size(), short_walk.frames.size());
+  EXPECT_LE(Unwind(none).frames_size(), short_walk.frames_size());
   EXPECT_EQ(Pcs(Unwind(sample_)), Pcs(good));
 }
 
 // A bad sample is its own error and does not disturb the next one.
 TEST_F(SessionTest, BadSampleBetweenGoodOnes) {
-  unwinder::ThreadStack good = Unwind(sample_);
+  v1::ThreadStack good = Unwind(sample_);
   v1::SnapshotRequest bad = sample_;
   bad.clear_dwarf_registers();
-  std::atomic<bool> cancel{false};
-  EXPECT_EQ(session_->Unwind(bad, &cancel).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Code(bad), absl::StatusCode::kInvalidArgument);
   v1::SnapshotRequest overlapping = sample_;
   *overlapping.add_mappings() = sample_.mappings(0);
-  EXPECT_EQ(session_->Unwind(overlapping, &cancel).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Code(overlapping), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Pcs(Unwind(sample_)), Pcs(good));
 }
 
