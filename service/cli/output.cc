@@ -104,6 +104,7 @@ std::string FormatJson(const unwinder::ProcessStacks& stacks,
         absl::StrAppend(&out, ", \"module\": ", JsonString(m.path),
                         ", \"build_id\": ", JsonString(m.build_id));
         if (m.bias_known) absl::StrAppend(&out, ", \"rel_pc\": ", Hex(f.rel_pc));
+        absl::StrAppend(&out, ", \"file_offset\": ", Hex(f.file_offset));
         if (!m.file.empty()) absl::StrAppend(&out, ", \"file\": ", JsonString(m.file));
         if (m.mismatch) out += ", \"module_mismatch\": true";
         if (!m.error.empty()) {

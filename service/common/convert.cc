@@ -238,6 +238,7 @@ void ToProto(const unwinder::ThreadStack& t, v1::ThreadStack* out) {
     if (f.module >= 0) {
       pf->set_module(f.module);
       pf->set_rel_pc(f.rel_pc);
+      pf->set_file_offset(f.file_offset);
     }
   }
 }
@@ -340,6 +341,7 @@ absl::StatusOr<unwinder::ProcessStacks> FromProto(const v1::UnwindResponse& r) {
         }
         fr.module = static_cast<int>(f.module());
         fr.rel_pc = f.rel_pc();
+        fr.file_offset = f.file_offset();
       }
       ts.frames.push_back(fr);
     }
