@@ -5,16 +5,24 @@
 // them (stack copy, mappings with build-ids, no pid).
 #include "service/server/snapshots.h"
 
+#include <signal.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "proc/maps.h"
 #include "service/server/testing/capture.h"
 #include "testdata/harness/subprocess.h"
 #include "testdata/harness/tools.h"
@@ -175,6 +183,177 @@ TEST_F(SessionTest, BadSampleBetweenGoodOnes) {
   *overlapping.add_mappings() = sample_.mappings(0);
   EXPECT_EQ(Code(overlapping), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Pcs(Unwind(sample_)), Pcs(good));
+}
+
+// A sample taken inside this process's vDSO, as perf takes one: SIGPROF
+// interrupts a loop of clock_gettime (a vDSO function) and the handler
+// copies the registers and the stack above SP.
+struct VdsoSample {
+  bool taken = false;
+  uint64_t regs[17] = {};  // DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip
+  uint64_t sp = 0;
+  size_t size = 0;
+  uint8_t stack[8192];
+};
+VdsoSample g_vdso_sample;
+uint64_t g_vdso_lo = 0, g_vdso_hi = 0, g_stack_hi = 0;
+
+void OnProf(int, siginfo_t*, void* context) {
+  if (g_vdso_sample.taken) return;
+  const gregset_t& g = static_cast<ucontext_t*>(context)->uc_mcontext.gregs;
+  const uint64_t pc = g[REG_RIP];
+  if (pc < g_vdso_lo || pc >= g_vdso_hi) return;
+  static constexpr int kDwarfToGreg[17] = {REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI,
+                                           REG_RDI, REG_RBP, REG_RSP, REG_R8,  REG_R9,
+                                           REG_R10, REG_R11, REG_R12, REG_R13, REG_R14,
+                                           REG_R15, REG_RIP};
+  for (int r = 0; r < 17; ++r) g_vdso_sample.regs[r] = g[kDwarfToGreg[r]];
+  g_vdso_sample.sp = g[REG_RSP];
+  g_vdso_sample.size = std::min<uint64_t>(sizeof(g_vdso_sample.stack), g_stack_hi - g[REG_RSP]);
+  std::memcpy(g_vdso_sample.stack, reinterpret_cast<const void*>(g[REG_RSP]),
+              g_vdso_sample.size);
+  g_vdso_sample.taken = true;
+}
+
+class VdsoTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::vector<proc::Mapping>> maps = proc::ReadMaps(getpid());
+    ASSERT_TRUE(maps.ok()) << maps.status();
+    own_ = ReadOwnVdso(cache_);
+    if (own_.bytes == nullptr) GTEST_SKIP() << "no vDSO with a build-id here";
+    uint64_t sp = reinterpret_cast<uint64_t>(&sp);
+    for (const proc::Mapping& m : *maps) {
+      if (m.path == "[vdso]") {
+        g_vdso_lo = m.start;
+        g_vdso_hi = m.end;
+      }
+      if (m.Contains(sp)) g_stack_hi = m.end;
+      v1::Mapping* pm = request_.add_mappings();
+      pm->set_start(m.start);
+      pm->set_end(m.end);
+      pm->set_offset(m.offset);
+      pm->set_path(m.path);
+      pm->set_read(m.read);
+      pm->set_write(m.write);
+      pm->set_exec(m.exec);
+      if (m.path == "[vdso]") vdso_ = pm;
+    }
+    ASSERT_NE(vdso_, nullptr);
+    ASSERT_NE(g_stack_hi, 0u);
+    // Interrupt clock_gettime until one interruption lands in the vDSO.
+    struct sigaction sa = {};
+    sa.sa_sigaction = OnProf;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    ASSERT_EQ(sigaction(SIGPROF, &sa, nullptr), 0);
+    itimerval every = {{0, 200}, {0, 200}};
+    ASSERT_EQ(setitimer(ITIMER_PROF, &every, nullptr), 0);
+    const absl::Time give_up = absl::Now() + absl::Seconds(20);
+    timespec ts;
+    while (!g_vdso_sample.taken && absl::Now() < give_up) {
+      for (int i = 0; i < 10000; ++i) clock_gettime(CLOCK_MONOTONIC, &ts);
+    }
+    itimerval off = {};
+    setitimer(ITIMER_PROF, &off, nullptr);
+    signal(SIGPROF, SIG_IGN);
+    ASSERT_TRUE(g_vdso_sample.taken) << "no SIGPROF landed in the vDSO";
+    request_.set_arch(v1::ARCH_X86_64);
+    for (int r = 0; r < 17; ++r) {
+      (*request_.mutable_dwarf_registers()->mutable_values())[r] = g_vdso_sample.regs[r];
+    }
+    request_.set_stack_address(g_vdso_sample.sp);
+    request_.set_stack(std::string(reinterpret_cast<const char*>(g_vdso_sample.stack),
+                                   g_vdso_sample.size));
+  }
+
+  // A session whose server vDSO is `own` (or none); the sample's result.
+  absl::StatusOr<v1::SnapshotResponse> Unwind(const v1::SnapshotRequest& r,
+                                              const VdsoImage& own) {
+    Caller root;
+    root.uid = 0;
+    root.gid = 0;
+    root.unrestricted = true;
+    SnapshotSession session(root, UnwindEnv{&cache_, nullptr}, index_, own,
+                            SnapshotLimits{});
+    std::atomic<bool> cancel{false};
+    v1::SnapshotResponse out;
+    absl::Status s = session.Unwind(r, &cancel, &out);
+    if (!s.ok()) return s;
+    return out;
+  }
+
+  // Frame 0 is in [vdso], known, and the vDSO's CFI recovered frame 1.
+  void ExpectThroughTheVdso(const absl::StatusOr<v1::SnapshotResponse>& r) {
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_GE(r->stack().frames_size(), 3) << r->stack().stop_detail();
+    const v1::Frame& f0 = r->stack().frames(0);
+    ASSERT_TRUE(f0.has_module());
+    const v1::Module& m = r->modules(f0.module());
+    EXPECT_EQ(m.path(), "[vdso]");
+    EXPECT_EQ(m.build_id(), own_.build_id);
+    EXPECT_EQ(m.error(), "");
+    EXPECT_EQ(f0.file_offset(), f0.pc() - g_vdso_lo);
+    EXPECT_EQ(r->stack().frames(1).method(), v1::METHOD_EH_FRAME);
+  }
+
+  unwinder::ModuleCache cache_;
+  BuildIdIndex index_;
+  VdsoImage own_;
+  v1::SnapshotRequest request_;  // no pid; the vDSO mapping as is
+  v1::Mapping* vdso_ = nullptr;   // in request_
+};
+
+TEST_F(VdsoTest, TheServersOwnVdsoWhenTheBuildIdIsItsOwn) {
+  vdso_->set_build_id(own_.build_id);
+  ExpectThroughTheVdso(Unwind(request_, own_));
+  // Without it (another kernel's build-id, or none) the vDSO is unknown.
+  absl::StatusOr<v1::SnapshotResponse> unknown = Unwind(request_, VdsoImage{});
+  ASSERT_TRUE(unknown.ok()) << unknown.status();
+  ASSERT_GE(unknown->stack().frames_size(), 1);
+  ASSERT_TRUE(unknown->stack().frames(0).has_module());
+  EXPECT_NE(unknown->modules(unknown->stack().frames(0).module()).error(), "");
+  // (The walk may still go on by frame pointer.)
+  if (unknown->stack().frames_size() > 1) {
+    EXPECT_NE(unknown->stack().frames(1).method(), v1::METHOD_EH_FRAME);
+  }
+}
+
+// A pid that no longer is a process (a recording replayed later) does not
+// keep the server from using its own vDSO, and says why it was ignored.
+TEST_F(VdsoTest, TheOwnVdsoAlsoWithAnExitedPid) {
+  vdso_->set_build_id(own_.build_id);
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  request_.set_pid(child);
+  absl::StatusOr<v1::SnapshotResponse> r = Unwind(request_, own_);
+  ExpectThroughTheVdso(r);
+  EXPECT_TRUE(absl::StrContains(r->pid_ignored_reason(), "exited"))
+      << r->pid_ignored_reason();
+}
+
+TEST_F(VdsoTest, TheImageTheClientSent) {
+  vdso_->set_image(std::string(own_.bytes->begin(), own_.bytes->end()));
+  // Checked against the mapping's build-id when there is one...
+  vdso_->set_build_id(own_.build_id);
+  ExpectThroughTheVdso(Unwind(request_, VdsoImage{}));
+  // ... (also in a table sent once) ...
+  v1::SnapshotRequest by_table = request_;
+  by_table.mutable_mapping_table()->set_id(3);
+  *by_table.mutable_mapping_table()->mutable_mappings() = by_table.mappings();
+  by_table.clear_mappings();
+  ExpectThroughTheVdso(Unwind(by_table, VdsoImage{}));
+  // ... and refused when it is another build.
+  vdso_->set_build_id(std::string(40, 'f'));
+  absl::StatusOr<v1::SnapshotResponse> wrong = Unwind(request_, VdsoImage{});
+  EXPECT_EQ(wrong.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(wrong.status().message(), "build-id"));
+  // Without a build-id it is taken as it is.
+  vdso_->clear_build_id();
+  absl::StatusOr<v1::SnapshotResponse> plain = Unwind(request_, VdsoImage{});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(Pcs(plain->stack()), Pcs(Unwind(by_table, VdsoImage{})->stack()));
 }
 
 }  // namespace
