@@ -1,6 +1,8 @@
 #include "service/common/convert.h"
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <string>
 
 #include "absl/strings/ascii.h"
@@ -121,11 +123,33 @@ v1::Arch ToProto(arch::Arch a) {
   return v1::Arch_Parse(name, &out) ? out : v1::ARCH_UNSPECIFIED;
 }
 
-absl::StatusOr<arch::Arch> FromProto(v1::Arch a) {
+namespace {
+
+std::optional<arch::Arch> ArchByName(v1::Arch a) {
   absl::string_view name = v1::Arch_Name(a);
-  if (a != v1::ARCH_UNSPECIFIED && absl::ConsumePrefix(&name, "ARCH_")) {
-    absl::StatusOr<arch::Arch> found = arch::ArchFromName(absl::AsciiStrToLower(name));
-    if (found.ok()) return *found;
+  if (a == v1::ARCH_UNSPECIFIED || !absl::ConsumePrefix(&name, "ARCH_")) {
+    return std::nullopt;
+  }
+  absl::StatusOr<arch::Arch> found = arch::ArchFromName(absl::AsciiStrToLower(name));
+  if (!found.ok()) return std::nullopt;
+  return *found;
+}
+
+}  // namespace
+
+absl::StatusOr<arch::Arch> FromProto(v1::Arch a) {
+  // The names, looked up once per enum value: snapshot streams convert
+  // every sample's arch.
+  static const auto* const by_value = [] {
+    auto* t = new std::array<std::optional<arch::Arch>, v1::Arch_ARRAYSIZE>;
+    for (int v = 0; v < v1::Arch_ARRAYSIZE; ++v) {
+      if (v1::Arch_IsValid(v)) (*t)[v] = ArchByName(static_cast<v1::Arch>(v));
+    }
+    return t;
+  }();
+  const int v = static_cast<int>(a);
+  if (v >= 0 && v < v1::Arch_ARRAYSIZE && (*by_value)[v].has_value()) {
+    return *(*by_value)[v];
   }
   return absl::InvalidArgumentError(
       absl::StrFormat("unknown or unspecified arch %d", static_cast<int>(a)));

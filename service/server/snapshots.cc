@@ -387,35 +387,33 @@ unwinder::ThreadStack SnapshotSession::Walk(TableState& t, const arch::RegisterS
   return unwinder::UnwindRegisters(*t.space, t.counted->memory(), regs, options);
 }
 
-void SnapshotSession::FillResponse(const unwinder::ThreadStack& st, TableState& t,
-                                   v1::SnapshotResponse* out) {
-  v1::ThreadStack* ps = out->mutable_stack();
-  ps->set_tid(st.tid);
-  ps->set_stop(ToProto(st.stop));
-  if (!st.stop_detail.empty()) ps->set_stop_detail(st.stop_detail);
+void SnapshotSession::FillAnswer(const unwinder::ThreadStack& st, TableState& t,
+                                 SampleAnswer* out) {
+  out->tid = st.tid;
+  out->stop = ToProto(st.stop);
+  out->stop_detail = st.stop_detail;
   const std::vector<unwinder::MappedModule>& modules = t.space->modules();
-  response_index_.assign(modules.size(), -1);
+  answer_index_.assign(modules.size(), -1);
   if (t.module_rows.size() != modules.size()) t.module_rows.assign(modules.size(), -1);
-  auto* frames = ps->mutable_frames();
-  frames->Reserve(st.frames.size());
+  out->frames.reserve(st.frames.size());
   for (const unwinder::Frame& f : st.frames) {
-    v1::Frame* pf = frames->Add();
-    pf->set_pc(f.pc);
-    pf->set_sp(f.sp);
-    pf->set_method(ToProto(f.method));
+    SampleAnswer::Frame& af = out->frames.emplace_back();
+    af.pc = f.pc;
+    af.sp = f.sp;
+    af.method = ToProto(f.method);
     if (f.module < 0 || static_cast<size_t>(f.module) >= modules.size()) continue;
     const unwinder::MappedModule& mm = modules[f.module];
-    int& index = response_index_[f.module];
+    int& index = answer_index_[f.module];
     if (index < 0) {
-      index = out->modules_size();
-      v1::Module* pm = out->add_modules();
-      pm->set_path(mm.path);
-      pm->set_build_id(mm.module ? mm.module->build_id() : mm.recorded_build_id);
-      pm->set_start(mm.start);
-      pm->set_end(mm.end);
+      index = static_cast<int>(out->modules.size());
+      SampleAnswer::Module& m = out->modules.emplace_back();
+      m.path = mm.path;
+      m.build_id = mm.module ? mm.module->build_id() : mm.recorded_build_id;
+      m.start = mm.start;
+      m.end = mm.end;
       // The file offset at `start`: its lowest mapping's (sorted by start).
-      pm->set_offset(mm.mappings.empty() ? 0 : mm.mappings.front().offset);
-      pm->set_load_bias(mm.load_bias);
+      m.offset = mm.mappings.empty() ? 0 : mm.mappings.front().offset;
+      m.load_bias = mm.load_bias;
       int& row = t.module_rows[f.module];
       if (row < 0) {
         row = static_cast<int>(t.mappings.size());  // none
@@ -426,23 +424,21 @@ void SnapshotSession::FillResponse(const unwinder::ThreadStack& st, TableState& 
           }
         }
       }
-      if (row < static_cast<int>(t.opened_paths.size())) {
-        pm->set_file(t.opened_paths[row]);
-      }
-      if (!mm.open_status.ok()) pm->set_error(std::string(mm.open_status.message()));
-      pm->set_build_id_mismatch(mm.mismatch);
-      pm->set_from_memory(mm.from_memory);
-      pm->set_load_bias_unknown(!mm.bias_known);
+      if (row < static_cast<int>(t.opened_paths.size())) m.file = t.opened_paths[row];
+      m.error = mm.open_status.message();
+      m.build_id_mismatch = mm.mismatch;
+      m.from_memory = mm.from_memory;
+      m.load_bias_unknown = !mm.bias_known;
     }
-    pf->set_module(index);
-    pf->set_rel_pc(f.rel_pc);
-    pf->set_file_offset(unwinder::FileOffsetOf(mm, f.pc));
+    af.module = index;
+    af.rel_pc = f.rel_pc;
+    af.file_offset = unwinder::FileOffsetOf(mm, f.pc);
   }
 }
 
 absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
                                      const std::atomic<bool>* cancel,
-                                     v1::SnapshotResponse* out,
+                                     SampleAnswer* out,
                                      unwinder::StopReason* stop) {
   // Released after the sample, whatever becomes of it.
   absl::Cleanup release = [this, &r] {
@@ -524,8 +520,8 @@ absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
   }
   stack_out.tid = r.tid();
   if (stop != nullptr) *stop = stack_out.stop;
-  FillResponse(stack_out, t, out);
-  if (r.pid() > 0 && !pid.live) out->set_pid_ignored_reason(pid.reason);
+  FillAnswer(stack_out, t, out);
+  if (r.pid() > 0 && !pid.live) out->pid_ignored_reason = std::move(pid.reason);
   return absl::OkStatus();
 }
 

@@ -62,6 +62,7 @@
 #include "service/server/auth.h"
 #include "service/server/mapping_tables.h"
 #include "service/server/pid_identity.h"
+#include "service/server/response_encoder.h"
 #include "service/server/unwind.h"
 #include "unwinder/address_space.h"
 #include "unwinder/unwinder.h"
@@ -126,14 +127,15 @@ class SnapshotSession {
   void ReleaseTable(uint64_t id) { tables_.Release(id); }
 
   // Unwinds `r` into `out` (stack, modules, pid_ignored_reason; sample_id
-  // and error are the caller's). Errors are the sample's (the stream goes
-  // on), and leave `out` as it was: InvalidArgument for a malformed sample
+  // and error are the caller's), whose strings stay valid until the next
+  // Unwind: encode it before (response_encoder.h). Errors are the
+  // sample's (the stream goes on): InvalidArgument for a malformed sample
   // or an unknown table, ResourceExhausted past a limit, PermissionDenied
   // or FailedPrecondition when it needs a process (no mappings, only a
   // pid) that the caller may not read or that is not the sampled one.
   // `*stop` (if given) gets why the walk stopped.
   absl::Status Unwind(const v1::SnapshotRequest& r, const std::atomic<bool>* cancel,
-                      v1::SnapshotResponse* out, unwinder::StopReason* stop = nullptr);
+                      SampleAnswer* out, unwinder::StopReason* stop = nullptr);
 
   const MappingTables& tables() const { return tables_; }
 
@@ -158,8 +160,7 @@ class SnapshotSession {
   // Unwinds the sample set on `t.target`.
   unwinder::ThreadStack Walk(TableState& t, const arch::RegisterSet& regs,
                              const unwinder::UnwindOptions& options);
-  void FillResponse(const unwinder::ThreadStack& stack, TableState& t,
-                    v1::SnapshotResponse* out);
+  void FillAnswer(const unwinder::ThreadStack& stack, TableState& t, SampleAnswer* out);
 
   // The file for `path` (already path-mapped), verified against `build_id`
   // or else `id` when given; null when there is none the caller may read.
@@ -195,9 +196,9 @@ class SnapshotSession {
   // Tables with an address space, for kMaxSpaces.
   std::vector<std::weak_ptr<TableState>> with_space_;
   uint64_t clock_ = 0;
-  // Per module of the current space: its index in the response (-1: not
-  // yet in it). Reused from sample to sample.
-  std::vector<int> response_index_;
+  // Per module of the current space: its index in the answer (-1: not yet
+  // in it). Reused from sample to sample.
+  std::vector<int> answer_index_;
 };
 
 }  // namespace unwindd::service

@@ -33,6 +33,20 @@ namespace {
 
 constexpr char kFixture[] = "deep_stacks_O2_nofp_pie";
 
+// The session's answer as a client gets it: encoded, then parsed by
+// protobuf.
+absl::Status UnwindTo(SnapshotSession& session, const v1::SnapshotRequest& r,
+                      v1::SnapshotResponse* out) {
+  std::atomic<bool> cancel{false};
+  SampleAnswer answer;
+  absl::Status s = session.Unwind(r, &cancel, &answer);
+  if (!s.ok()) return s;
+  std::string bytes;
+  AppendSnapshotResponse(answer, &bytes);
+  if (!out->ParseFromString(bytes)) return absl::DataLossError("unparsable response");
+  return absl::OkStatus();
+}
+
 class SessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -59,18 +73,16 @@ class SessionTest : public ::testing::Test {
 
   v1::ThreadStack Unwind(const v1::SnapshotRequest& r,
                          std::vector<v1::Module>* modules = nullptr) {
-    std::atomic<bool> cancel{false};
     v1::SnapshotResponse got;
-    absl::Status s = session_->Unwind(r, &cancel, &got);
+    absl::Status s = UnwindTo(*session_, r, &got);
     EXPECT_TRUE(s.ok()) << s;
     if (modules != nullptr) modules->assign(got.modules().begin(), got.modules().end());
     return got.stack();
   }
 
   absl::StatusCode Code(const v1::SnapshotRequest& r) {
-    std::atomic<bool> cancel{false};
     v1::SnapshotResponse got;
-    return session_->Unwind(r, &cancel, &got).code();
+    return UnwindTo(*session_, r, &got).code();
   }
 
   // The sample with the executable's build-id replaced by another.
@@ -275,9 +287,8 @@ class VdsoTest : public ::testing::Test {
     root.unrestricted = true;
     SnapshotSession session(root, UnwindEnv{&cache_, nullptr}, index_, own,
                             SnapshotLimits{});
-    std::atomic<bool> cancel{false};
     v1::SnapshotResponse out;
-    absl::Status s = session.Unwind(r, &cancel, &out);
+    absl::Status s = UnwindTo(session, r, &out);
     if (!s.ok()) return s;
     return out;
   }
