@@ -61,53 +61,65 @@ char* StringField(char* p, int field, absl::string_view s) {
   return p + s.size();
 }
 
-// message Frame.
-size_t FrameSize(const SampleAnswer::Frame& f) {
-  size_t n = VarintFieldSize(1, f.pc) + VarintFieldSize(2, f.sp) +
-             VarintFieldSize(3, FromInt32(f.method)) + VarintFieldSize(5, f.rel_pc) +
-             VarintFieldSize(6, f.file_offset);
-  // `optional uint32 module = 4`: present even when 0.
-  if (f.module >= 0) n += VarintSize(Tag(4, kVarint)) + VarintSize(f.module);
-  return n;
+// A length-delimited field whose length is known once its body is
+// written (one pass instead of sizing everything first): the length's
+// varint gets the bytes that `bound`, an upper bound of the body's size,
+// would need; when the real length needs fewer, the body moves down.
+// Bounds are tight enough that this is rare (a stack of one frame).
+template <typename Body>
+char* Delimited(char* p, int field, size_t bound, Body body) {
+  p = Varint(p, Tag(field, kLen));
+  const size_t reserved = VarintSize(bound);
+  char* const start = p + reserved;
+  char* end = body(start);
+  const size_t len = static_cast<size_t>(end - start);
+  const size_t n = VarintSize(len);
+  Varint(p, len);
+  if (n < reserved) {
+    std::memmove(p + n, start, len);
+    end -= reserved - n;
+  }
+  return end;
 }
+
+// The most a varint field takes: tag (fields here are below 16) + 10.
+constexpr size_t kMaxVarintField = 11;
+// The most a Frame takes: five 64-bit varint fields and `module`.
+constexpr size_t kMaxFrame = 5 * kMaxVarintField + 1 + 5;
+static_assert(kMaxFrame < 128, "a Frame's length is one byte");
+
+size_t StringBound(absl::string_view s) { return 1 + 10 + s.size(); }
+
+// message Frame.
 char* WriteFrame(char* p, const SampleAnswer::Frame& f) {
   p = VarintField(p, 1, f.pc);
   p = VarintField(p, 2, f.sp);
   p = VarintField(p, 3, FromInt32(f.method));
+  // `optional uint32 module = 4`: present even when 0.
   if (f.module >= 0) p = Varint(Varint(p, Tag(4, kVarint)), f.module);
   p = VarintField(p, 5, f.rel_pc);
   return VarintField(p, 6, f.file_offset);
 }
 
-// Submessage sizes, computed once for the two passes (size, then write).
-struct Sizes {
-  std::vector<uint32_t>& frames;   // per frame
-  std::vector<uint32_t>& modules;  // per module
-  size_t stack = 0;
-  size_t error = 0;
-  size_t response = 0;
-};
-
 // message ThreadStack (no signal: snapshots have none).
-size_t StackSize(const SampleAnswer& a, Sizes& sizes) {
-  size_t n = VarintFieldSize(1, FromInt32(a.tid));
-  sizes.frames.resize(a.frames.size());
-  for (size_t i = 0; i < a.frames.size(); ++i) {
-    sizes.frames[i] = FrameSize(a.frames[i]);
-    n += LenFieldSize(2, sizes.frames[i]);
-  }
-  return n + VarintFieldSize(3, FromInt32(a.stop)) + StringFieldSize(4, a.stop_detail);
+size_t StackBound(const SampleAnswer& a) {
+  return 2 * kMaxVarintField + a.frames.size() * (2 + kMaxFrame) +
+         StringBound(a.stop_detail);
 }
-char* WriteStack(char* p, const SampleAnswer& a, const Sizes& sizes) {
+char* WriteStack(char* p, const SampleAnswer& a) {
   p = VarintField(p, 1, FromInt32(a.tid));
-  for (size_t i = 0; i < a.frames.size(); ++i) {
-    p = WriteFrame(LenHeader(p, 2, sizes.frames[i]), a.frames[i]);
+  for (const SampleAnswer::Frame& f : a.frames) {
+    // A Frame's length is one byte: written after the frame.
+    *p++ = static_cast<char>(Tag(2, kLen));
+    char* const len = p++;
+    p = WriteFrame(p, f);
+    *len = static_cast<char>(p - len - 1);
   }
   p = VarintField(p, 3, FromInt32(a.stop));
   return StringField(p, 4, a.stop_detail);
 }
 
-// message Module.
+// message Module: its exact size (a few per sample).
 size_t ModuleSize(const SampleAnswer::Module& m) {
   return StringFieldSize(1, m.path) + StringFieldSize(2, m.build_id) +
          VarintFieldSize(3, m.start) + VarintFieldSize(4, m.end) +
@@ -140,37 +152,33 @@ char* WriteError(char* p, const absl::Status& s) {
   return StringField(p, 2, s.message());
 }
 
-// message SnapshotResponse.
-void ResponseSize(const SampleAnswer& a, Sizes& sizes) {
-  size_t n = VarintFieldSize(1, a.sample_id);
-  if (!a.error.ok()) {
-    sizes.error = ErrorSize(a.error);
-    sizes.response = n + LenFieldSize(4, sizes.error);
-    return;
-  }
-  sizes.stack = StackSize(a, sizes);
-  n += LenFieldSize(2, sizes.stack);
-  sizes.modules.resize(a.modules.size());
+// message SnapshotResponse: an upper bound of its size, with the modules'
+// exact sizes (kept for the writing pass) in `module_sizes`.
+size_t ResponseBound(const SampleAnswer& a, std::vector<size_t>& module_sizes) {
+  size_t n = kMaxVarintField;
+  if (!a.error.ok()) return n + LenFieldSize(4, ErrorSize(a.error));
+  const size_t stack = StackBound(a);
+  n += 1 + VarintSize(stack) + stack;
+  module_sizes.resize(a.modules.size());
   for (size_t i = 0; i < a.modules.size(); ++i) {
-    sizes.modules[i] = ModuleSize(a.modules[i]);
-    n += LenFieldSize(3, sizes.modules[i]);
+    module_sizes[i] = ModuleSize(a.modules[i]);
+    n += LenFieldSize(3, module_sizes[i]);
   }
-  sizes.response = n + StringFieldSize(5, a.pid_ignored_reason);
+  return n + StringBound(a.pid_ignored_reason);
 }
-char* WriteResponse(char* p, const SampleAnswer& a, const Sizes& sizes) {
+char* WriteResponse(char* p, const SampleAnswer& a, const std::vector<size_t>& module_sizes) {
   p = VarintField(p, 1, a.sample_id);
-  if (!a.error.ok()) return WriteError(LenHeader(p, 4, sizes.error), a.error);
-  p = WriteStack(LenHeader(p, 2, sizes.stack), a, sizes);
+  if (!a.error.ok()) return WriteError(LenHeader(p, 4, ErrorSize(a.error)), a.error);
+  p = Delimited(p, 2, StackBound(a), [&a](char* q) { return WriteStack(q, a); });
   for (size_t i = 0; i < a.modules.size(); ++i) {
-    p = WriteModule(LenHeader(p, 3, sizes.modules[i]), a.modules[i]);
+    p = WriteModule(LenHeader(p, 3, module_sizes[i]), a.modules[i]);
   }
   return StringField(p, 5, a.pid_ignored_reason);
 }
 
 // The scratch of one thread's encodings (kept: no allocation per sample).
-Sizes& ThreadSizes() {
-  thread_local std::vector<uint32_t> frames, modules;
-  thread_local Sizes sizes{frames, modules};
+std::vector<size_t>& ModuleSizes() {
+  thread_local std::vector<size_t> sizes;
   return sizes;
 }
 
@@ -188,19 +196,22 @@ void SampleAnswer::Clear() {
 }
 
 void AppendSnapshotResponse(const SampleAnswer& a, std::string* out) {
-  Sizes& sizes = ThreadSizes();
-  ResponseSize(a, sizes);
+  std::vector<size_t>& module_sizes = ModuleSizes();
   const size_t at = out->size();
-  out->resize(at + sizes.response);
-  WriteResponse(out->data() + at, a, sizes);
+  out->resize(at + ResponseBound(a, module_sizes));
+  char* const end = WriteResponse(out->data() + at, a, module_sizes);
+  out->resize(static_cast<size_t>(end - out->data()));
 }
 
 void AppendBatchElement(const SampleAnswer& a, std::string* out) {
-  Sizes& sizes = ThreadSizes();
-  ResponseSize(a, sizes);
+  std::vector<size_t>& module_sizes = ModuleSizes();
   const size_t at = out->size();
-  out->resize(at + LenFieldSize(1, sizes.response));
-  WriteResponse(LenHeader(out->data() + at, 1, sizes.response), a, sizes);
+  const size_t bound = ResponseBound(a, module_sizes);
+  out->resize(at + 1 + VarintSize(bound) + bound);
+  char* const end = Delimited(out->data() + at, 1, bound, [&](char* q) {
+    return WriteResponse(q, a, module_sizes);
+  });
+  out->resize(static_cast<size_t>(end - out->data()));
 }
 
 }  // namespace unwindd::service

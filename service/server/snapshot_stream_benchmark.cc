@@ -27,6 +27,10 @@
 //   mappings:4  the same plus the pid and its start time (a live
 //               profiler: memory off the stack copy may come from the
 //               process, whose identity is checked per sample);
+//   mappings:5  the samples name a table that was never sent, so every
+//               answer is a small error: what receiving and parsing the
+//               samples and answering costs without unwinding (the floor
+//               of the transport);
 //   perf:1      registers as perf gives them (PERF_SAMPLE_REGS_USER: a
 //               mask and packed values) instead of the DWARF-numbered map
 //               (a protobuf map costs an allocation per register to parse);
@@ -276,7 +280,7 @@ void Prepare(const Sample& s, int mappings, bool perf, uint64_t i,
       *t->mutable_mappings() = s.request.mappings();
     }
     out->clear_mappings();
-    out->set_mapping_table_id(kTable);
+    out->set_mapping_table_id(mappings == 5 ? kTable + 1 : kTable);
     if (mappings == 4) {
       out->set_pid(s.pid);
       out->set_pid_start_time(s.start_time);
@@ -287,9 +291,17 @@ void Prepare(const Sample& s, int mappings, bool perf, uint64_t i,
   if (mappings == 0 || i > 0) out->clear_mappings();
 }
 
-// "" if `resp` answers sample `i` of a run with the in-process frames.
-std::string Check(const World& w, int64_t i, const v1::SnapshotResponse& resp) {
+// "" if `resp` answers sample `i` of a run with the in-process frames (or,
+// for mappings:5, with the error it must get).
+std::string Check(const World& w, int mappings, int64_t i, const v1::SnapshotResponse& resp) {
   const Sample& s = w.samples[i % w.samples.size()];
+  if (mappings == 5) {
+    if (resp.sample_id() != static_cast<uint64_t>(i) ||
+        resp.error().code() != grpc::StatusCode::INVALID_ARGUMENT) {
+      return absl::StrCat("sample ", i, ": not the error for an unknown table");
+    }
+    return "";
+  }
   if (resp.has_error()) return absl::StrCat("sample ", i, ": ", resp.error().message());
   if (resp.sample_id() != static_cast<uint64_t>(i)) {
     return absl::StrCat("response ", i, " is for sample ", resp.sample_id());
@@ -410,7 +422,7 @@ std::string RunStream(World& w, int mappings, bool perf, int64_t count, int batc
   std::string error;
   int64_t i = 0;
   auto take = [&](const v1::SnapshotResponse& r) {
-    if (error.empty()) error = Check(w, i, r);
+    if (error.empty()) error = Check(w, mappings, i, r);
     *frames += r.stack().frames_size();
     ++i;
   };
@@ -514,6 +526,8 @@ BENCHMARK(BM_SnapshotStream)
     ->Args({3, 8 << 10, 100000, 256, 1, 64, 0})
     ->Args({3, 8 << 10, 100000, 1024, 1, 256, 0})
     ->Args({3, 8 << 10, 100000, 256, 1, 16, 1})
+    ->Args({5, 8 << 10, 100000, 256, 1, 16, 0})
+    ->Args({5, 8 << 10, 100000, 256, 1, 64, 0})
     ->Args({3, 8 << 10, 100000, 1024, 1, 64, 1})
     ->Iterations(1)
     ->UseRealTime()

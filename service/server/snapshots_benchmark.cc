@@ -119,6 +119,44 @@ void BM_BatchMessage(benchmark::State& state) {
   state.counters["response_bytes_per_sample"] = static_cast<double>(out.size()) / kBatch;
 }
 
+// Encoding alone: one real answer (from the session), again and again.
+void BM_EncodeAnswer(benchmark::State& state) {
+  World& w = GetWorld();
+  if (!w.error.empty()) {
+    state.SkipWithError(w.error.c_str());
+    return;
+  }
+  unwinder::ModuleCache cache;
+  BuildIdIndex index;
+  Caller root;
+  root.uid = 0;
+  root.gid = 0;
+  root.unrestricted = true;
+  SnapshotSession session(root, UnwindEnv{&cache, nullptr}, index, VdsoImage{},
+                          SnapshotLimits{});
+  v1::SnapshotBatch tables, batch;
+  tables.ParseFromString(w.table);
+  session.DefineTable(tables.mapping_tables(0)).IgnoreError();
+  batch.ParseFromString(w.batch);
+  std::atomic<bool> cancel{false};
+  SampleAnswer answer;
+  absl::Status s = session.Unwind(batch.samples(0), &cancel, &answer);
+  if (!s.ok()) {
+    state.SkipWithError(std::string(s.message()).c_str());
+    return;
+  }
+  std::string out;
+  for (auto _ : state) {
+    out.clear();
+    for (int i = 0; i < kBatch; ++i) AppendBatchElement(answer, &out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["ns_per_sample"] = benchmark::Counter(
+      state.iterations() * kBatch, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["frames"] = answer.frames.size();
+}
+BENCHMARK(BM_EncodeAnswer);
+
 // (unwind, serialize): parse only; parse + unwind; all three (the encoding
 // as the server does it, response_encoder.h).
 BENCHMARK(BM_BatchMessage)->ArgNames({"unwind", "serialize"})->Args({0, 0})->Args({1, 0})->Args({1, 1});
