@@ -444,13 +444,15 @@ absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
   absl::Cleanup release = [this, &r] {
     for (uint64_t id : r.release_mapping_table_ids()) tables_.Release(id);
   };
-  absl::Status s = Validate(r);
-  if (!s.ok()) return s;
+  // A table the sample carries is the stream's whatever becomes of the
+  // sample itself.
   if (r.has_mapping_table()) {
-    s = tables_.Define(r.mapping_table());
+    absl::Status s = tables_.Define(r.mapping_table());
     // Id 0 is kept nowhere, so only this sample can be told.
     if (r.mapping_table().id() == 0) return s;
   }
+  absl::Status s = Validate(r);
+  if (!s.ok()) return s;
   absl::StatusOr<arch::Arch> a = FromProto(r.arch());
   if (!a.ok()) return a.status();
   absl::StatusOr<arch::RegisterSet> regs = Registers(r, *a);

@@ -195,6 +195,16 @@ TEST_F(TablesTest, MalformedTablesAndSamplesAreTheirOwnErrors) {
   add(r);  // 107: never sent
   add(named);  // 108: table 5 still works
   add(own);    // 109: the old way still works too
+  r = named;
+  r.set_mapping_table_id(11);
+  *r.mutable_mapping_table() = good;
+  r.mutable_mapping_table()->set_id(11);
+  r.clear_perf_registers();
+  r.clear_dwarf_registers();
+  add(r);  // 110: no registers, but its table is kept...
+  r = named;
+  r.set_mapping_table_id(11);
+  add(r);  // 111: ... for this one
 
   std::vector<v1::SnapshotResponse> got = Stream(send);
   ASSERT_EQ(got.size(), send.size());
@@ -213,6 +223,9 @@ TEST_F(TablesTest, MalformedTablesAndSamplesAreTheirOwnErrors) {
   EXPECT_EQ(Keys(got[8].stack()), Keys(want_.threads(0)));
   EXPECT_FALSE(got[9].has_error()) << got[9].error().message();
   EXPECT_EQ(Keys(got[9].stack()), Keys(want_.threads(0)));
+  EXPECT_EQ(got[10].error().code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_FALSE(got[11].has_error()) << got[11].error().message();
+  EXPECT_EQ(Keys(got[11].stack()), Keys(want_.threads(0)));
 
   // A batch's table without an id cannot be named by any sample: the
   // stream ends.
