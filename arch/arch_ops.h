@@ -56,9 +56,9 @@ struct ArchOps {
   absl::Span<const int> perf_regs;
 
   // ---- Signal frames ----
-  // Whether `pc` is in the kernel's sigreturn trampoline (vDSO or libc),
-  // recognised by its code bytes read from `code`.
-  bool (*is_sigreturn_trampoline)(memory::Memory& code, uint64_t pc);
+  // Whether the frame at `at` is in the kernel's sigreturn trampoline (vDSO
+  // or libc), recognised by its code bytes read from `code`.
+  bool (*is_sigreturn_trampoline)(memory::Memory& code, FrameAddress at);
   // The interrupted registers from the signal frame the kernel pushed on
   // `stack`, for `regs` at the trampoline whose code `code` holds;
   // OutOfRange if the frame is unreadable.

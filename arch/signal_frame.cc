@@ -6,15 +6,16 @@
 
 namespace unwindd::arch {
 
-bool IsSigreturnTrampoline(Arch arch, memory::Memory& memory, uint64_t pc) {
-  return GetArchOps(arch).is_sigreturn_trampoline(memory, pc);
+bool IsSigreturnTrampoline(Arch arch, memory::Memory& code, FrameAddress at) {
+  return GetArchOps(arch).is_sigreturn_trampoline(code, at);
 }
 
 absl::StatusOr<RegisterSet> RestoreFromSigframe(memory::Memory& code,
                                                 memory::Memory& stack,
-                                                const RegisterSet& regs) {
+                                                const RegisterSet& regs,
+                                                FrameAddress at) {
   const ArchOps& ops = GetArchOps(regs.arch());
-  if (!ops.is_sigreturn_trampoline(code, regs.pc())) {
+  if (!ops.is_sigreturn_trampoline(code, at)) {
     return absl::NotFoundError(absl::StrFormat(
         "0x%x is not a %s sigreturn trampoline", regs.pc(), ops.info.name));
   }

@@ -4,8 +4,8 @@
 // without knowing the arch; each arch's layout is in arch/<arch>/
 // signal_frame.h.
 //
-//   if (IsSigreturnTrampoline(regs.arch(), mem, regs.pc())) {
-//     absl::StatusOr<RegisterSet> caller = RestoreFromSigframe(mem, mem, regs);
+//   if (IsSigreturnTrampoline(regs.arch(), code, frame)) {
+//     absl::StatusOr<RegisterSet> caller = RestoreFromSigframe(code, mem, regs, frame);
 //   }
 //
 // The restored PC is the exact interrupted PC (not a return address).
@@ -17,24 +17,27 @@
 
 #include "absl/status/statusor.h"
 #include "arch/arch.h"
+#include "arch/frame_address.h"
 #include "arch/register_set.h"
 #include "memory/memory.h"
 
 namespace unwindd::arch {
 
-// True if `pc` is at an instruction of one of `arch`'s sigreturn
-// trampolines (the first, or one reached before the sigreturn system call
-// completes: each arch says which in arch/<arch>/signal_frame.h).
-bool IsSigreturnTrampoline(Arch arch, memory::Memory& memory, uint64_t pc);
+// True if the frame at `at` is in one of `arch`'s sigreturn trampolines: at
+// its first instruction, or at one reached before the sigreturn system call
+// completes (each arch says which in arch/<arch>/signal_frame.h).
+bool IsSigreturnTrampoline(Arch arch, memory::Memory& code, FrameAddress at);
 
 // `regs` are the registers at the trampoline (regs.arch() says which
 // layout). NotFound if regs.pc() is not a trampoline; OutOfRange if the
 // signal frame is unreadable.
 // `code` holds the trampoline's instructions (e.g. the module's file image),
 // `stack` the signal frame (target memory).
+// `at` is the frame's address (regs.pc() and its kind).
 absl::StatusOr<RegisterSet> RestoreFromSigframe(memory::Memory& code,
                                                 memory::Memory& stack,
-                                                const RegisterSet& regs);
+                                                const RegisterSet& regs,
+                                                FrameAddress at);
 
 }  // namespace unwindd::arch
 

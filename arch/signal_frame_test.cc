@@ -11,6 +11,13 @@ namespace {
 constexpr uint64_t kCode = 0x10000;
 constexpr uint64_t kStack = 0x20000;
 
+FrameAddress Ip(uint64_t pc) { return FrameAddress::InstructionPointer(pc); }
+
+// The registers a signal frame restores, for a thread stopped at `regs`.
+absl::StatusOr<RegisterSet> Restore(memory::Memory& m, const RegisterSet& regs) {
+  return RestoreFromSigframe(m, m, regs, Ip(regs.pc()));
+}
+
 RegisterSet At(Arch a, uint64_t pc, uint64_t sp) {
   RegisterSet r(a);
   r.set_pc(pc);
@@ -24,13 +31,13 @@ TEST(SignalFrameDispatchTest, TrampolinesArePerArch) {
   x86.Put(kCode, {0xb8, 0xad, 0x00, 0x00, 0x00, 0xcd, 0x80});
   a64.PutLe(kCode, 0xd2801168, 4);
   a64.PutLe(kCode + 4, 0xd4000001, 4);
-  EXPECT_TRUE(IsSigreturnTrampoline(Arch::kX86_64, x64, kCode));
-  EXPECT_TRUE(IsSigreturnTrampoline(Arch::kX86, x86, kCode));
-  EXPECT_TRUE(IsSigreturnTrampoline(Arch::kAArch64, a64, kCode));
+  EXPECT_TRUE(IsSigreturnTrampoline(Arch::kX86_64, x64, Ip(kCode)));
+  EXPECT_TRUE(IsSigreturnTrampoline(Arch::kX86, x86, Ip(kCode)));
+  EXPECT_TRUE(IsSigreturnTrampoline(Arch::kAArch64, a64, Ip(kCode)));
   for (Arch a : {Arch::kX86_64, Arch::kX86, Arch::kAArch64}) {
-    EXPECT_EQ(IsSigreturnTrampoline(a, x64, kCode), a == Arch::kX86_64);
-    EXPECT_EQ(IsSigreturnTrampoline(a, x86, kCode), a == Arch::kX86);
-    EXPECT_EQ(IsSigreturnTrampoline(a, a64, kCode), a == Arch::kAArch64);
+    EXPECT_EQ(IsSigreturnTrampoline(a, x64, Ip(kCode)), a == Arch::kX86_64);
+    EXPECT_EQ(IsSigreturnTrampoline(a, x86, Ip(kCode)), a == Arch::kX86);
+    EXPECT_EQ(IsSigreturnTrampoline(a, a64, Ip(kCode)), a == Arch::kAArch64);
   }
 }
 
@@ -39,7 +46,7 @@ TEST(SignalFrameDispatchTest, RestoresEachLayout) {
   memory::testing::MapMemory x64;
   x64.Put(kCode, {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05});
   for (int i = 0; i < 17; ++i) x64.PutLe(kStack + 40 + i * 8, 0x100 + i, 8);
-  absl::StatusOr<RegisterSet> r = RestoreFromSigframe(x64, x64, At(Arch::kX86_64, kCode, kStack));
+  absl::StatusOr<RegisterSet> r = Restore(x64, At(Arch::kX86_64, kCode, kStack));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->arch(), Arch::kX86_64);
   EXPECT_EQ(r->pc(), 0x110u);
@@ -50,7 +57,7 @@ TEST(SignalFrameDispatchTest, RestoresEachLayout) {
   a64.PutLe(kCode, 0xd2801168, 4);
   a64.PutLe(kCode + 4, 0xd4000001, 4);
   for (int i = 0; i < 34; ++i) a64.PutLe(kStack + 304 + i * 8, 0x200 + i, 8);
-  r = RestoreFromSigframe(a64, a64, At(Arch::kAArch64, kCode + 4, kStack));
+  r = Restore(a64, At(Arch::kAArch64, kCode + 4, kStack));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->arch(), Arch::kAArch64);
   EXPECT_EQ(r->Get(0), 0x201u);
@@ -63,7 +70,7 @@ TEST(SignalFrameDispatchTest, RestoresEachLayout) {
   x86.Put(kCode, {0xb8, 0xad, 0x00, 0x00, 0x00, 0xcd, 0x80});
   x86.PutLe(kStack + 8, kStack + 0x100, 4);
   for (int i = 0; i < 20; ++i) x86.PutLe(kStack + 0x114 + i * 4, 0x300 + i, 4);
-  r = RestoreFromSigframe(x86, x86, At(Arch::kX86, kCode, kStack));
+  r = Restore(x86, At(Arch::kX86, kCode, kStack));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->arch(), Arch::kX86);
   EXPECT_EQ(r->pc(), 0x30eu);
@@ -75,7 +82,7 @@ TEST(SignalFrameDispatchTest, NotATrampolineIsNotFound) {
   m.Put(kCode, {0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90});
   for (Arch a : {Arch::kX86_64, Arch::kX86, Arch::kAArch64}) {
     EXPECT_TRUE(absl::IsNotFound(
-        RestoreFromSigframe(m, m, At(a, kCode, kStack)).status()));
+        Restore(m, At(a, kCode, kStack)).status()));
   }
 }
 

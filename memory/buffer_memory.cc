@@ -24,7 +24,8 @@ class BufferMemory final : public Memory {
     uint64_t offset = addr - start_;
     if (addr < start_ || offset >= bytes_.size()) return 0;
     size_t n = std::min<uint64_t>(bytes_.size() - offset, dst.size());
-    std::memcpy(dst.data(), bytes_.data() + offset, n);
+    // memcpy's pointers must not be null even for 0 bytes (an empty dst).
+    if (n > 0) std::memcpy(dst.data(), bytes_.data() + offset, n);
     return n;
   }
 

@@ -87,7 +87,7 @@ absl::StatusOr<CoreFile> CoreFile::Read(
     const ElfPhdr& p = elf->phdrs[i];
     if (p.type == PT_NOTE) {
       absl::Status s = core.ReadNotes(p.offset, p.filesz, p.align);
-      if (!s.ok()) core.warnings_.push_back(std::string(s.message()));
+      if (!s.ok()) core.Warn(std::string(s.message()));
       continue;
     }
     if (p.type != PT_LOAD) continue;
@@ -95,14 +95,14 @@ absl::StatusOr<CoreFile> CoreFile::Read(
     uint64_t end;
     if (__builtin_add_overflow(p.vaddr, p.memsz, &end) ||
         __builtin_add_overflow(p.offset, p.filesz, &end)) {
-      core.warnings_.push_back(absl::StrFormat(
+      core.Warn(absl::StrFormat(
           "PT_LOAD %d (vaddr 0x%x, memsz 0x%x, offset 0x%x, filesz 0x%x) "
           "overflows; ignored",
           i, p.vaddr, p.memsz, p.offset, p.filesz));
       continue;
     }
     if (seg.filesz > seg.memsz) {
-      core.warnings_.push_back(absl::StrFormat(
+      core.Warn(absl::StrFormat(
           "PT_LOAD %d at 0x%x has filesz 0x%x > memsz 0x%x; using memsz", i,
           p.vaddr, p.filesz, p.memsz));
       seg.filesz = seg.memsz;
@@ -116,7 +116,7 @@ absl::StatusOr<CoreFile> CoreFile::Read(
     core.segments_.push_back(seg);
   }
   if (truncated_segments > 0) {
-    core.warnings_.push_back(absl::StrFormat(
+    core.Warn(absl::StrFormat(
         "%s is truncated: %d segments are cut short, 0x%x bytes of memory "
         "are missing (the file has %d bytes); what was in them reads as "
         "unreadable (or from the mapped file)",
@@ -132,12 +132,16 @@ absl::StatusOr<CoreFile> CoreFile::Read(
             });
   for (size_t i = 1; i < by_addr.size(); ++i) {
     if (by_addr[i]->vaddr < by_addr[i - 1]->vaddr + by_addr[i - 1]->memsz) {
-      core.warnings_.push_back(
+      core.Warn(
           absl::StrFormat("PT_LOAD segments at 0x%x and 0x%x overlap; the one "
                           "listed first wins",
                           by_addr[i - 1]->vaddr, by_addr[i]->vaddr));
       break;
     }
+  }
+  if (core.warnings_dropped_ > 0) {
+    core.warnings_.push_back(absl::StrFormat(
+        "... and %d more warnings", core.warnings_dropped_));
   }
   if (core.threads_.empty()) {
     std::string why = "it has no NT_PRSTATUS note";
@@ -146,6 +150,14 @@ absl::StatusOr<CoreFile> CoreFile::Read(
         absl::StrFormat("%s has no threads to unwind: %s", core.name_, why));
   }
   return core;
+}
+
+void CoreFile::Warn(std::string warning) {
+  if (warnings_.size() < kMaxCoreWarnings) {
+    warnings_.push_back(std::move(warning));
+  } else {
+    ++warnings_dropped_;
+  }
 }
 
 absl::Status CoreFile::ReadNotes(uint64_t offset, uint64_t filesz,
@@ -203,7 +215,7 @@ void CoreFile::TakeNote(const CoreNote& note) {
         // and pr_sighold; without it the thread cannot even be named.
         const size_t pid_off = w == 8 ? 32 : 24;
         if (note.desc.size() < pid_off + 4) {
-          warnings_.push_back(absl::StrFormat(
+          Warn(absl::StrFormat(
               "NT_PRSTATUS at file offset 0x%x is %d bytes: ignored",
               note.offset, note.desc.size()));
           return;
@@ -213,14 +225,20 @@ void CoreFile::TakeNote(const CoreNote& note) {
             absl::StrFormat("NT_PRSTATUS at file offset 0x%x: %s", note.offset,
                             st.status().message()));
       }
-      for (const CoreThread& other : threads_) {
-        if (other.tid == t.tid) {
-          warnings_.push_back(absl::StrFormat(
-              "thread %d has a second NT_PRSTATUS at file offset 0x%x: ignored",
-              t.tid, note.offset));
-          return;
-        }
+      if (tids_.contains(t.tid)) {
+        Warn(absl::StrFormat(
+            "thread %d has a second NT_PRSTATUS at file offset 0x%x: ignored",
+            t.tid, note.offset));
+        return;
       }
+      if (threads_.size() >= kMaxCoreThreads) {
+        Warn(absl::StrFormat(
+            "more than %d threads: thread %d (NT_PRSTATUS at file offset "
+            "0x%x) is ignored",
+            kMaxCoreThreads, t.tid, note.offset));
+        return;
+      }
+      tids_.insert(t.tid);
       threads_.push_back(std::move(t));
       return;
     }
@@ -229,7 +247,7 @@ void CoreFile::TakeNote(const CoreNote& note) {
       // it after the dumping thread's, gdb after each thread's).
       absl::StatusOr<SignalInfo> si = ParseSigInfo(note.desc, w);
       if (!si.ok()) {
-        warnings_.push_back(std::string(si.status().message()));
+        Warn(std::string(si.status().message()));
         return;
       }
       if (threads_.empty() || si->number <= 0) return;
@@ -243,7 +261,7 @@ void CoreFile::TakeNote(const CoreNote& note) {
       if (p.ok()) {
         prpsinfo_ = *std::move(p);
       } else {
-        warnings_.push_back(std::string(p.status().message()));
+        Warn(std::string(p.status().message()));
       }
       return;
     }
@@ -253,7 +271,7 @@ void CoreFile::TakeNote(const CoreNote& note) {
       if (a.ok()) {
         auxv_ = *std::move(a);
       } else {
-        warnings_.push_back(std::string(a.status().message()));
+        Warn(std::string(a.status().message()));
       }
       return;
     }
@@ -262,7 +280,7 @@ void CoreFile::TakeNote(const CoreNote& note) {
       if (f.ok()) {
         nt_file_ = *std::move(f);
       } else {
-        warnings_.push_back(absl::StrFormat(
+        Warn(absl::StrFormat(
             "NT_FILE at file offset 0x%x is unusable (%s); finding modules "
             "through the dynamic linker instead",
             note.offset, f.status().message()));

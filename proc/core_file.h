@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "arch/arch.h"
 #include "arch/pac_mask.h"
@@ -52,6 +53,12 @@ struct CoreThread {
 // Bounds on what is read from the core into memory.
 inline constexpr uint64_t kMaxCoreNoteBytes = uint64_t{256} << 20;
 inline constexpr uint64_t kMaxCoreSegments = uint64_t{1} << 20;
+// Threads taken from NT_PRSTATUS notes; later ones are ignored, with a
+// warning. Far more than real processes run (Linux's default threads-max
+// is ~RAM / 128 KiB), small enough that every thread can be unwound.
+inline constexpr uint64_t kMaxCoreThreads = uint64_t{1} << 16;
+// Warnings kept; the last one says how many more there were.
+inline constexpr uint64_t kMaxCoreWarnings = 256;
 
 class CoreFile {
  public:
@@ -90,6 +97,8 @@ class CoreFile {
   CoreFile() = default;
   absl::Status ReadNotes(uint64_t offset, uint64_t filesz, uint64_t align);
   void TakeNote(const CoreNote& note);
+  // Adds a warning, or counts it once kMaxCoreWarnings are kept.
+  void Warn(std::string warning);
 
   std::string name_;
   std::shared_ptr<const memory::ScopedFd> fd_;
@@ -103,6 +112,8 @@ class CoreFile {
   std::optional<arch::PacMask> pac_mask_;
   std::vector<CoreSegment> segments_;
   std::vector<std::string> warnings_;
+  uint64_t warnings_dropped_ = 0;
+  absl::flat_hash_set<pid_t> tids_;  // of threads_
   uint64_t note_bytes_ = 0;
 };
 

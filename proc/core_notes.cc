@@ -57,6 +57,12 @@ ParsedNotes ParseNotes(absl::Span<const uint8_t> bytes, uint64_t file_offset,
   // Each note takes at least a header, so this bounds the loop.
   while (pos + kNoteHeaderSize <= bytes.size()) {
     const uint64_t at = file_offset + pos;
+    if (out.notes.size() >= kMaxCoreNotes) {
+      out.error = absl::ResourceExhaustedError(absl::StrFormat(
+          "more than %d notes: the ones from file offset 0x%x on are ignored",
+          kMaxCoreNotes, at));
+      return out;
+    }
     const uint32_t namesz = LoadLe32(bytes, pos);
     const uint32_t descsz = LoadLe32(bytes, pos + 4);
     const uint32_t type = LoadLe32(bytes, pos + 8);

@@ -38,6 +38,11 @@ struct ParsedNotes {
   absl::Status error;
 };
 
+// Notes parsed from one PT_NOTE segment; `error` says so past it. The
+// kernel writes ~4 notes per thread (up to ~12 on aarch64), so this allows
+// kMaxCoreThreads (core_file.h) threads and more.
+inline constexpr uint64_t kMaxCoreNotes = uint64_t{1} << 20;
+
 // ELF gABI "Note Section": namesz, descsz, type (4 bytes each), then name
 // and desc, each padded to `align` (4 in cores; 8 only for p_align 8).
 ParsedNotes ParseNotes(absl::Span<const uint8_t> bytes, uint64_t file_offset,

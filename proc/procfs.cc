@@ -97,14 +97,19 @@ absl::StatusOr<ProcStat> ReadStat(pid_t pid, pid_t tid) {
   const std::string path = TaskPath(pid, tid, "stat");
   absl::StatusOr<std::string> text = ReadProcFile(pid, path);
   if (!text.ok()) return text.status();
+  return ParseStat(*text, path);
+}
+
+absl::StatusOr<ProcStat> ParseStat(absl::string_view text,
+                                   absl::string_view path) {
   // "tid (comm) S ppid pgrp session tty tpgid flags ...": comm may hold
   // spaces and parentheses, so the fields start after the *last* ')'.
-  size_t paren = text->rfind(')');
-  if (paren == std::string::npos) {
+  size_t paren = text.rfind(')');
+  if (paren == absl::string_view::npos) {
     return absl::DataLossError(absl::StrFormat("%s: no ')'", path));
   }
   std::vector<absl::string_view> f = absl::StrSplit(
-      absl::string_view(*text).substr(paren + 1), ' ', absl::SkipEmpty());
+      text.substr(paren + 1), ' ', absl::SkipEmpty());
   ProcStat st;
   if (f.size() < 7 || f[0].size() != 1 || !absl::SimpleAtoi(f[6], &st.flags)) {
     return absl::DataLossError(absl::StrFormat("%s: malformed", path));
@@ -118,7 +123,13 @@ absl::StatusOr<int64_t> ReadStatusField(pid_t pid, pid_t tid,
   const std::string path = TaskPath(pid, tid, "status");
   absl::StatusOr<std::string> text = ReadProcFile(pid, path);
   if (!text.ok()) return text.status();
-  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+  return ParseStatusField(*text, key, path);
+}
+
+absl::StatusOr<int64_t> ParseStatusField(absl::string_view text,
+                                         absl::string_view key,
+                                         absl::string_view path) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
     if (!absl::ConsumePrefix(&line, key) || !absl::ConsumePrefix(&line, ":")) {
       continue;
     }

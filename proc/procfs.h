@@ -41,11 +41,18 @@ struct ProcStat {
   uint64_t flags = 0;  // PF_* (include/linux/sched.h)
 };
 absl::StatusOr<ProcStat> ReadStat(pid_t pid, pid_t tid);
+// The same from the file's text; `path` names it in errors.
+absl::StatusOr<ProcStat> ParseStat(absl::string_view text,
+                                   absl::string_view path);
 
 // A numeric "Key:\tvalue" field of /proc/PID/task/TID/status (TracerPid,
 // Tgid...). NotFound if the thread or the field is missing.
 absl::StatusOr<int64_t> ReadStatusField(pid_t pid, pid_t tid,
                                         absl::string_view key);
+// The same from the file's text; `path` names it in errors.
+absl::StatusOr<int64_t> ParseStatusField(absl::string_view text,
+                                         absl::string_view key,
+                                         absl::string_view path);
 
 // The thread is gone or on its way out (zombie or dead).
 bool ThreadExited(pid_t pid, pid_t tid);

@@ -31,6 +31,7 @@ while read -r kind item package needed; do
       command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 &&
         aarch64-linux-gnu-g++ -static -x c++ "$tmp/empty.cc" "$item" \
           -o "$tmp/a.out" >/dev/null 2>&1 && continue ;;
+    file) [ -e "$item" ] && continue ;;
     *) continue ;;
   esac
   echo "missing: $item ($kind; $needed) -- apt-get install $package" >&2

@@ -9,11 +9,30 @@ cd "$(dirname "$0")/.."
 sh scripts/deps.sh || echo "scripts/deps.sh failed; checking what is missing" >&2
 sh scripts/check_deps.sh || { echo "0 passed, 0 failed (missing dependencies)"; exit 1; }
 log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 bazel test //... "$@" 2>&1 | tee "$log"
 rc=$?
+# Then the sanitizers (README "Sanitizers and fuzzing"), with every report
+# fatal: ASan+UBSan over the unit and service tests (the fuzz targets'
+# corpus replays included), TSan over proc/ and service/. UNWINDD_SANITIZERS=0
+# skips them (a quick local run).
+if [ "${UNWINDD_SANITIZERS:-1}" != 0 ]; then
+  bazel test --config=asan //arch/... //memory/... //proc/... //unwinder/... \
+    //service/... //tools/... "$@" 2>&1 | tee -a "$log"
+  asan_rc=${PIPESTATUS[0]}
+  [ "$rc" -eq 0 ] && rc=$asan_rc
+  # Not the tests that run gRPC: Debian's gRPC is uninstrumented and hands
+  # buffers between its threads through synchronization TSan cannot see
+  # (README "Sanitizers and fuzzing"), which makes ~100 reports inside it.
+  tsan_tests=$(bazel query 'tests(//proc/... + //service/...) except
+      rdeps(//proc/... + //service/..., "//third_party/system:grpc++")' 2>/dev/null)
+  # shellcheck disable=SC2086
+  bazel test --config=tsan $tsan_tests "$@" 2>&1 | tee -a "$log"
+  tsan_rc=${PIPESTATUS[0]}
+  [ "$rc" -eq 0 ] && rc=$tsan_rc
+fi
 passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
 failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|INCOMPLETE)' "$log")
-rm -f "$log"
 echo "$passed passed, $failed failed"
 [ "$passed" -gt 0 ] || exit 1
 exit "$rc"

@@ -40,9 +40,11 @@ const proc::Mapping& LowestOffset(const MappedModule& mm) {
 
 }  // namespace
 
-AddressSpace::AddressSpace(proc::Target& target, ModuleCache& cache)
+AddressSpace::AddressSpace(proc::Target& target, ModuleCache& cache,
+                           const locate::LocateOptions* locate)
     : target_(target),
       cache_(cache),
+      locate_(locate),
       code_address_mask_(
           arch::CodeAddressMask(target.arch(), target.pac_mask())) {
   for (const proc::Mapping& m : target.mappings()) {
@@ -122,37 +124,77 @@ absl::StatusOr<std::shared_ptr<Module>> AddressSpace::OpenFile(MappedModule& mm)
   const proc::Mapping& first = mm.mappings.front();
   mm.recorded_build_id = target_.RecordedBuildId(first);
   const std::vector<std::string> candidates = target_.FileCandidates(first);
-  absl::Status last_error = absl::NotFoundError(absl::StrFormat(
-      "%s not found (tried %s)", mm.path, absl::StrJoin(candidates, ", ")));
-  std::string mismatch;
-  for (const std::string& candidate : candidates) {
-    // The path may now name another file (a library upgraded under a
-    // running process): only the mapped inode will do. Cores record no
-    // inode; the build-id check below protects them instead.
-    struct stat st;
-    if (stat(candidate.c_str(), &st) != 0) continue;
-    if (first.inode != 0 && st.st_ino != first.inode) continue;
-    absl::StatusOr<std::shared_ptr<Module>> m = cache_.GetFile(candidate);
-    if (!m.ok()) {
-      last_error = m.status();
-      continue;
-    }
-    const std::string& id = (*m)->build_id();
-    if (!mm.recorded_build_id.empty() && !id.empty() && id != mm.recorded_build_id) {
-      if (mismatch.empty()) {
-        mismatch = absl::StrFormat("%s has build-id %s but %s was %s", candidate,
-                                   id, mm.path, mm.recorded_build_id);
+  // The target's own candidates first, then (with locate options) the
+  // build-id directories and debuginfod: unwinder/locate/locator.h.
+  locate::LocateOptions options;
+  if (locate_ != nullptr) options = *locate_;
+  if (locate_ == nullptr) options.debug_dirs.clear();
+  locate::MainFileQuery query;
+  query.recorded_path = mm.path;
+  query.build_id = mm.recorded_build_id;
+  query.candidates =
+      locate::ClassifyCandidates(candidates, mm.path, options.sysroot, "");
+  // The path may now name another file (a library upgraded under a running
+  // process): only the mapped inode will do. Cores record no inode; the
+  // build-id check protects them instead.
+  query.inode = first.inode;
+  ModuleCache::DebugLookup debug{locate_, mm.path};
+  const ModuleCache::DebugLookup* lookup = locate_ != nullptr ? &debug : nullptr;
+  absl::flat_hash_map<std::string, std::shared_ptr<Module>> opened;
+  options.read_build_id = [&](const std::string& path) -> absl::StatusOr<std::string> {
+    absl::StatusOr<std::shared_ptr<Module>> m = cache_.GetFile(path, lookup);
+    if (!m.ok()) return m.status();
+    opened[path] = *m;
+    return (*m)->build_id();
+  };
+  locate::LocateResult r = locate::LocateMainFile(query, options);
+  mm.locate_time = r.took;
+  if (r.found.has_value()) {
+    const locate::Located& f = *r.found;
+    std::shared_ptr<Module> module = opened[f.path];
+    if (module == nullptr) {
+      // Fetched: debuginfod's cache is the process's own (as_self).
+      absl::StatusOr<std::shared_ptr<Module>> m = absl::UnknownError("not opened");
+      auto open = [&] { m = cache_.GetFile(f.path, lookup); };
+      if (options.as_self) {
+        options.as_self(open);
+      } else {
+        open();
       }
-      continue;
+      if (!m.ok()) return m.status();
+      module = *m;
     }
-    mm.file = candidate;
-    return m;
+    mm.file = f.path;
+    mm.file_origin = std::string(locate::OriginName(f.origin));
+    mm.fetched = f.fetched;
+    mm.downloaded = f.downloaded;
+    return module;
   }
-  if (!mismatch.empty()) {
+  if (const locate::Attempt* a = r.mismatch()) {
     mm.mismatch = true;
-    return absl::FailedPreconditionError(absl::StrCat("build-id mismatch: ", mismatch));
+    return a->status;
   }
-  return last_error;
+  // As before: "not found (tried ...)" over the target's candidates, or the
+  // last of their errors that says more; then what the other locators said.
+  absl::Status error = absl::NotFoundError(absl::StrFormat(
+      "%s not found (tried %s)", mm.path, absl::StrJoin(candidates, ", ")));
+  std::vector<std::string> more;
+  for (const locate::Attempt& a : r.attempts) {
+    const bool candidate = a.origin != locate::Origin::kBuildIdDir &&
+                           a.origin != locate::Origin::kDebuginfod;
+    if (candidate && !absl::IsNotFound(a.status)) error = a.status;
+    if (!candidate && !absl::IsNotFound(a.status)) {
+      more.push_back(std::string(a.status.message()));
+    }
+    if (a.origin == locate::Origin::kDebuginfod && absl::IsNotFound(a.status)) {
+      more.push_back(std::string(a.status.message()));
+    }
+  }
+  if (!more.empty()) {
+    error = absl::Status(error.code(),
+                         absl::StrCat(error.message(), "; ", absl::StrJoin(more, "; ")));
+  }
+  return error;
 }
 
 void AddressSpace::OpenFromMemory(MappedModule& mm, uint64_t header_start) {

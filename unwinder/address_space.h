@@ -21,6 +21,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "proc/target.h"
+#include "unwinder/locate/locator.h"
 #include "unwinder/module.h"
 #include "unwinder/module_cache.h"
 #include "unwinder/step_cache.h"
@@ -49,11 +50,25 @@ struct MappedModule {
   bool mismatch = false;
   // `module` was rebuilt from the target's memory, no file being usable.
   bool from_memory = false;
+  // Where `file` was found (locate::OriginName: "recorded_path",
+  // "map_files", "sysroot", "build_id_dir", "debuginfod", ...), and whether
+  // it came from debuginfod (downloaded now, or its cache).
+  std::string file_origin;
+  bool fetched = false;
+  bool downloaded = false;
+  // Time spent finding the file (all locators tried).
+  absl::Duration locate_time;
 };
 
 class AddressSpace {
  public:
-  AddressSpace(proc::Target& target, ModuleCache& cache);
+  // `locate` (not owned, must outlive this and the modules it opens):
+  // where else to look for module files and their separate debug
+  // information (build-id directories, .gnu_debuglink, MiniDebugInfo,
+  // debuginfod; unwinder/locate). Null: only the paths the target names,
+  // and no debug information.
+  AddressSpace(proc::Target& target, ModuleCache& cache,
+               const locate::LocateOptions* locate = nullptr);
 
   // The module whose mappings contain `pc`, opened; nullptr if `pc` is in no
   // file-backed mapping nor the vDSO.
@@ -93,6 +108,7 @@ class AddressSpace {
 
   proc::Target& target_;
   ModuleCache& cache_;
+  const locate::LocateOptions* locate_;
   static constexpr size_t kMaxStackHints = 4096;
 
   std::vector<MappedModule> modules_;  // sorted by start

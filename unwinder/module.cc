@@ -15,6 +15,7 @@
 #include "arch/prologue.h"
 #include "unwinder/cfi/cfa_vm.h"
 #include "unwinder/fp/frame_pointer.h"
+#include "unwinder/locate/section_data.h"
 
 namespace unwindd::unwinder {
 namespace {
@@ -22,6 +23,10 @@ namespace {
 // Per-module row cache bound: rows are ~1.3 KB, so this is ~20 MB at most
 // for one module; the cache is dropped and refilled when full.
 constexpr size_t kMaxCachedRows = 16384;
+
+// A compressed section (SHF_COMPRESSED .debug_frame) larger than this once
+// decompressed is ignored. Real .debug_frame sections are a few MiB.
+constexpr uint64_t kMaxDecompressedSectionBytes = uint64_t{256} << 20;
 
 // Program header type of the segment that holds .sframe (binutils elf.h).
 constexpr uint32_t kPtGnuSframe = 0x6474e554;
@@ -135,6 +140,8 @@ absl::Status Module::Init(Elf* elf, std::string name) {
   absl::StatusOr<arch::Arch> a = ArchOf(ehdr, name_);
   if (!a.ok()) return a.status();
   arch_ = *a;
+  machine_ = ehdr.e_machine;
+  elf_class_ = ehdr.e_ident[EI_CLASS];
   // The file's own pointer size: 4 in an x32 (ELFCLASS32 x86_64) file.
   address_size_ = ehdr.e_ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
   size_t raw_size = 0;
@@ -206,6 +213,9 @@ absl::Status Module::LoadSections() {
     Found* f = sn == ".eh_frame"       ? &eh_frame
                : sn == ".eh_frame_hdr" ? &eh_frame_hdr
                : sn == ".debug_frame"  ? &debug_frame
+               // Legacy GNU compression (objcopy --compress-debug-sections=
+               // zlib-gnu) renames it.
+               : sn == ".zdebug_frame" ? &debug_frame
                : sn == ".sframe"       ? &sframe
                : sn == ".text"         ? &text
                : sn == ".got"          ? &got
@@ -219,6 +229,13 @@ absl::Status Module::LoadSections() {
   auto section_bytes = [&](const Found& f) -> absl::Span<const uint8_t> {
     if (f.scn == nullptr || f.shdr.sh_type == SHT_NOBITS) return {};
     if (f.shdr.sh_flags & SHF_COMPRESSED) {
+      // libelf allocates the size the header claims before inflating: a
+      // hostile ch_size must not become a multi-GiB allocation.
+      GElf_Chdr chdr;
+      if (gelf_getchdr(f.scn, &chdr) == nullptr ||
+          chdr.ch_size > kMaxDecompressedSectionBytes) {
+        return {};
+      }
       if (elf_compress(f.scn, 0, 0) < 0) return {};
     }
     Elf_Data* d = elf_getdata(f.scn, nullptr);
@@ -239,8 +256,17 @@ absl::Status Module::LoadSections() {
     eh_frame_.emplace(CfiKind::kEhFrame, b, eh_frame.shdr.sh_addr, arch_, bases,
                       address_size_);
   }
-  if (absl::Span<const uint8_t> b = section_bytes(debug_frame); !b.empty()) {
-    debug_frame_.emplace(CfiKind::kDebugFrame, b, 0, arch_, bases, address_size_);
+  // .debug_frame may be compressed (SHF_COMPRESSED zlib or zstd, or
+  // .zdebug_frame): unwinder/locate's reader decompresses it, bounded. A
+  // section that does not decompress is as good as none.
+  if (debug_frame.scn != nullptr) {
+    absl::StatusOr<locate::SectionData> d = locate::ReadSectionData(
+        elf_, debug_frame.scn, locate::kDefaultMaxSectionBytes, &debug_frame_storage_);
+    if (d.ok() && !d->bytes.empty()) {
+      debug_frame_.emplace(CfiKind::kDebugFrame, d->bytes, 0, arch_, bases,
+                           address_size_);
+      own_debug_frame_ = true;
+    }
   }
   if (absl::Span<const uint8_t> b = section_bytes(sframe); !b.empty()) {
     LoadSframe(b, sframe.shdr.sh_addr);
@@ -317,20 +343,32 @@ absl::StatusOr<std::shared_ptr<const ModuleRow>> Module::FindSharedRow(
     arch::FrameAddress at, const SourcePolicy& policy) {
   std::shared_ptr<RowBudget> spent;
   std::shared_ptr<const ModuleRow> shared;
+  bool load_debug_info = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     const RowKey key(at, policy.Code());
     auto it = rows_.find(key);
     if (it != rows_.end()) return it->second;
     absl::StatusOr<ModuleRow> row = FindRowUncached(at, policy);
-    if (!row.ok()) return row.status();
-    shared = std::make_shared<const ModuleRow>(*std::move(row));
-    if (rows_.size() >= kMaxCachedRows) ClearRowsLocked();
-    if (row_budget_ == nullptr || row_budget_->TryTake(kRowCacheEntryBytes)) {
-      rows_.emplace(key, shared);
-      return shared;
+    if (WantsDebugInfoLocked(row, policy)) {
+      load_debug_info = true;
+    } else {
+      if (!row.ok()) return row.status();
+      shared = std::make_shared<const ModuleRow>(*std::move(row));
+      if (rows_.size() >= kMaxCachedRows) ClearRowsLocked();
+      if (row_budget_ == nullptr || row_budget_->TryTake(kRowCacheEntryBytes)) {
+        rows_.emplace(key, shared);
+        return shared;
+      }
+      spent = row_budget_;
     }
-    spent = row_budget_;
+  }
+  if (load_debug_info) {
+    // Outside mu_: finding it may take a while (a CRC over a large file, a
+    // debuginfod fetch) and other lookups need not wait. Runs once; the
+    // retry then sees debug_tried_ and goes the usual way.
+    LoadDebugInfo();
+    return FindSharedRow(at, policy);
   }
   // The budget is spent: this row is served uncached, and every module
   // starts afresh (outside our lock: ReclaimAll takes each module's).
@@ -393,10 +431,15 @@ absl::StatusOr<ModuleRow> Module::FindRowInEhFrame(uint64_t pc) {
 }
 
 absl::StatusOr<ModuleRow> Module::FindRowInDebugFrame(uint64_t pc) {
-  absl::StatusOr<Fde> fde = debug_frame_->FindFde(pc);
+  // A debug file's addresses are the file's plus debug_delta_ (0 unless the
+  // file was prelinked after the split); the row goes back to the file's.
+  const uint64_t dpc = pc + static_cast<uint64_t>(debug_delta_);
+  absl::StatusOr<Fde> fde = debug_frame_->FindFde(dpc);
   if (!fde.ok()) return fde.status();
-  absl::StatusOr<Row> row = ComputeRow(fde->cie, *fde, pc, arch_);
+  absl::StatusOr<Row> row = ComputeRow(fde->cie, *fde, dpc, arch_);
   if (!row.ok()) return row.status();
+  row->pc_lo -= static_cast<uint64_t>(debug_delta_);
+  row->pc_hi -= static_cast<uint64_t>(debug_delta_);
   return ModuleRow{*row, Source::kDebugFrame, Method::kDebugFrame};
 }
 
@@ -414,13 +457,20 @@ absl::StatusOr<ModuleRow> Module::FindRowInSframe(uint64_t pc) {
 
 std::optional<std::pair<uint64_t, uint64_t>> Module::FunctionBounds(
     uint64_t pc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return FunctionBoundsLocked(pc);
+}
+
+std::optional<std::pair<uint64_t, uint64_t>> Module::FunctionBoundsLocked(
+    uint64_t pc) {
   if (eh_frame_) {
     absl::StatusOr<Fde> fde = FindEhFrameFde(pc);
     if (fde.ok()) return std::make_pair(fde->pc_begin, fde->pc_end);
   }
   if (debug_frame_) {
-    absl::StatusOr<Fde> fde = debug_frame_->FindFde(pc);
-    if (fde.ok()) return std::make_pair(fde->pc_begin, fde->pc_end);
+    const uint64_t delta = static_cast<uint64_t>(debug_delta_);
+    absl::StatusOr<Fde> fde = debug_frame_->FindFde(pc + delta);
+    if (fde.ok()) return std::make_pair(fde->pc_begin - delta, fde->pc_end - delta);
   }
   if (sframe_) {
     absl::StatusOr<sframe::Fde> fde = sframe_->FindFde(pc);
@@ -438,7 +488,7 @@ absl::StatusOr<ModuleRow> Module::FindFramePointerRow(arch::FrameAddress at) {
                          Method::kFramePointer};
   const uint64_t pc = at.LookupAddress();
   if (!eh_frame_ && !debug_frame_ && !sframe_) return fp_row;
-  std::optional<std::pair<uint64_t, uint64_t>> bounds = FunctionBounds(pc);
+  std::optional<std::pair<uint64_t, uint64_t>> bounds = FunctionBoundsLocked(pc);
   if (!bounds.has_value()) {
     return absl::NotFoundError(absl::StrFormat(
         "%s: no function bounds for 0x%x to check a frame pointer", name_, pc));
@@ -484,6 +534,82 @@ absl::StatusOr<ModuleRow> Module::FindRowUncached(arch::FrameAddress at,
     }
   }
   return first_error;
+}
+
+uint64_t Module::LowestLoadVaddr() const {
+  uint64_t lowest = UINT64_MAX;
+  for (const Segment& seg : loads_) lowest = std::min(lowest, seg.vaddr);
+  return loads_.empty() ? 0 : lowest;
+}
+
+void Module::set_debug_info_loader(DebugInfoLoader loader) {
+  std::lock_guard<std::mutex> lock(mu_);
+  debug_loader_ = std::move(loader);
+}
+
+bool Module::WantsDebugInfoLocked(const absl::StatusOr<ModuleRow>& row,
+                                  const SourcePolicy& policy) const {
+  if (!debug_loader_ || debug_tried_ || own_debug_frame_ ||
+      !policy.Contains(Source::kDebugFrame)) {
+    return false;
+  }
+  if (!row.ok()) return absl::IsNotFound(row.status());
+  // From a source the policy lists after debug_frame: neither the file's
+  // .eh_frame nor its .debug_frame had the PC.
+  return policy.After(Source::kDebugFrame).Contains(row->source);
+}
+
+void Module::LoadDebugInfo() {
+  std::lock_guard<std::mutex> once(debug_load_mu_);
+  DebugInfoLoader loader;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (debug_tried_) return;
+    loader = debug_loader_;
+  }
+  absl::StatusOr<DebugInfo> info = loader();
+  absl::StatusOr<std::unique_ptr<DebugElf>> debug =
+      info.ok() ? DebugElf::Open(*info, machine_, elf_class_,
+                                 LowestLoadVaddr(), name_)
+                : absl::StatusOr<std::unique_ptr<DebugElf>>(info.status());
+  std::lock_guard<std::mutex> lock(mu_);
+  debug_tried_ = true;
+  debug_status_ = debug.ok() ? InstallDebugElfLocked(*std::move(debug)) : debug.status();
+}
+
+absl::Status Module::AttachDebugInfo(const DebugInfo& info) {
+  absl::StatusOr<std::unique_ptr<DebugElf>> debug = DebugElf::Open(
+      info, machine_, elf_class_, LowestLoadVaddr(), name_);
+  std::lock_guard<std::mutex> lock(mu_);
+  debug_tried_ = true;
+  debug_status_ = debug.ok() ? InstallDebugElfLocked(*std::move(debug)) : debug.status();
+  return debug_status_;
+}
+
+absl::Status Module::InstallDebugElfLocked(std::unique_ptr<DebugElf> debug) {
+  if (own_debug_frame_) {
+    return absl::AlreadyExistsError(
+        absl::StrFormat("%s has its own .debug_frame", name_));
+  }
+  debug_frame_.emplace(CfiKind::kDebugFrame, debug->debug_frame(), 0, arch_,
+                       EncodingBases{}, address_size_);
+  debug_delta_ = debug->delta();
+  debug_elf_ = std::move(debug);
+  // Rows cached so far were chosen without it (a policy listing
+  // debug_frame before eh_frame would now choose differently).
+  ClearRowsLocked();
+  return absl::OkStatus();
+}
+
+std::optional<DebugInfo> Module::debug_info() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (debug_elf_ == nullptr) return std::nullopt;
+  return debug_elf_->info();
+}
+
+absl::Status Module::debug_info_status() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return debug_status_;
 }
 
 }  // namespace unwindd::unwinder

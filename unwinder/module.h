@@ -30,6 +30,7 @@
 #include "unwinder/cfi/cfi_section.h"
 #include "unwinder/cfi/eh_frame_hdr.h"
 #include "unwinder/cfi/row.h"
+#include "unwinder/debug_info.h"
 #include "unwinder/method.h"
 #include "unwinder/row_budget.h"
 #include "unwinder/row_key.h"
@@ -107,6 +108,22 @@ class Module {
   // .debug_frame, .sframe); nullopt if none covers it.
   std::optional<std::pair<uint64_t, uint64_t>> FunctionBounds(uint64_t pc);
 
+  // Separate debug information (debug_info.h). `loader` runs at most once,
+  // the first time a lookup whose policy lists debug_frame finds no row in
+  // the file's own .eh_frame or .debug_frame (the row it would return comes
+  // from a later source, or there is none); from then on the debug file's
+  // .debug_frame answers as the file's would. Set before the module is
+  // shared (ModuleCache does). A file with its own .debug_frame never loads
+  // it.
+  void set_debug_info_loader(DebugInfoLoader loader);
+  // Uses `info` now (tests, and callers that located it themselves).
+  absl::Status AttachDebugInfo(const DebugInfo& info);
+  // The debug information in use; nullopt if none (yet).
+  std::optional<DebugInfo> debug_info();
+  // Why there is none: not looked for yet (NotFound "not needed"), or the
+  // loader's / the debug file's error. OK when there is.
+  absl::Status debug_info_status();
+
   // Rows cached from now on draw on `budget` (row_budget.h); a row that
   // does not fit is served uncached and every module of the budget drops
   // its cached rows. Set by ModuleCache before the module is shared.
@@ -146,7 +163,15 @@ class Module {
   absl::StatusOr<ModuleRow> FindRowInDebugFrame(uint64_t pc);
   absl::StatusOr<ModuleRow> FindRowInSframe(uint64_t pc);
   absl::StatusOr<ModuleRow> FindFramePointerRow(arch::FrameAddress at);
+  std::optional<std::pair<uint64_t, uint64_t>> FunctionBoundsLocked(uint64_t pc);
   void ClearRowsLocked();
+  // Whether `row` (for `policy`) means the file's own CFI missed the PC and
+  // the debug information should be loaded first.
+  bool WantsDebugInfoLocked(const absl::StatusOr<ModuleRow>& row,
+                            const SourcePolicy& policy) const;
+  void LoadDebugInfo();
+  uint64_t LowestLoadVaddr() const;
+  absl::Status InstallDebugElfLocked(std::unique_ptr<DebugElf> debug);
 
   std::string name_;
   std::string build_id_;
@@ -162,6 +187,17 @@ class Module {
   std::optional<CfiSection> eh_frame_;
   std::optional<CfiSection> debug_frame_;
   std::vector<uint8_t> debug_frame_storage_;  // decompressed .debug_frame
+  uint16_t machine_ = 0;  // e_machine and EI_CLASS, to check debug files
+  uint8_t elf_class_ = 0;
+  // The file's own .debug_frame (then no debug information is loaded).
+  bool own_debug_frame_ = false;
+  // Separate debug information: the loader, whether it ran, its result.
+  DebugInfoLoader debug_loader_;
+  std::mutex debug_load_mu_;  // one loader run at a time; taken before mu_
+  bool debug_tried_ = false;  // under mu_
+  absl::Status debug_status_ = absl::NotFoundError("not needed");  // under mu_
+  std::unique_ptr<DebugElf> debug_elf_;  // under mu_; debug_frame_ points in
+  int64_t debug_delta_ = 0;  // debug-file address - file address
   std::unique_ptr<sframe::SframeSection> sframe_;
   absl::Status sframe_status_ = absl::NotFoundError("no .sframe section");
 

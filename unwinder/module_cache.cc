@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "absl/hash/hash.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
 #include "memory/scoped_fd.h"
 
@@ -32,7 +34,7 @@ void ModuleCache::Evict(absl::flat_hash_map<std::string, Entry>::iterator it) {
   for (const auto& [key, e] : entries_) {
     if (key != it->first && e.module == it->second.module) other = &key;
   }
-  auto b = by_build_id_.find(it->second.module->build_id());
+  auto b = by_build_id_.find(it->second.build_id_key);
   if (b != by_build_id_.end() && b->second == it->first) {
     if (other != nullptr) {
       b->second = *other;
@@ -47,15 +49,18 @@ void ModuleCache::Evict(absl::flat_hash_map<std::string, Entry>::iterator it) {
 }
 
 std::shared_ptr<Module> ModuleCache::Insert(const std::string& key,
-                                            std::shared_ptr<Module> module) {
-  if (!module->build_id().empty()) {
-    auto b = by_build_id_.find(module->build_id());
+                                            std::shared_ptr<Module> module,
+                                            const std::string& flavor) {
+  const std::string id_key =
+      module->build_id().empty() ? "" : absl::StrCat(flavor, module->build_id());
+  if (!id_key.empty()) {
+    auto b = by_build_id_.find(id_key);
     if (b != by_build_id_.end()) {
       auto existing = entries_.find(b->second);
       if (existing != entries_.end()) {
         std::shared_ptr<Module> same = existing->second.module;
         existing->second.last_use = ++tick_;
-        entries_[key] = Entry{same, tick_};
+        entries_[key] = Entry{same, tick_, id_key};
         stats_.modules = entries_.size();
         return same;
       }
@@ -76,8 +81,8 @@ std::shared_ptr<Module> ModuleCache::Insert(const std::string& key,
     Evict(oldest);
   }
   stats_.bytes += size;
-  if (!module->build_id().empty()) by_build_id_[module->build_id()] = key;
-  entries_[key] = Entry{module, ++tick_};
+  if (!id_key.empty()) by_build_id_[id_key] = key;
+  entries_[key] = Entry{module, ++tick_, id_key};
   stats_.modules = entries_.size();
   return module;
 }
@@ -89,7 +94,8 @@ std::shared_ptr<Module> ModuleCache::FindByBuildId(const std::string& build_id) 
   return Lookup(b->second);
 }
 
-absl::StatusOr<std::shared_ptr<Module>> ModuleCache::GetFile(const std::string& path) {
+absl::StatusOr<std::shared_ptr<Module>> ModuleCache::GetFile(const std::string& path,
+                                                            const DebugLookup* debug) {
   // Opened, not just stat'ed, even when the module is cached: the caller
   // must be able to read the file (the server runs each core request with
   // the client's filesystem identity), and a module cached for another
@@ -105,16 +111,43 @@ absl::StatusOr<std::shared_ptr<Module>> ModuleCache::GetFile(const std::string& 
   std::string key = absl::StrFormat("file:%u:%u:%d:%d.%09d", st.st_dev, st.st_ino,
                                     st.st_size, st.st_mtim.tv_sec,
                                     st.st_mtim.tv_nsec);
+  const std::string flavor =
+      debug != nullptr && debug->options != nullptr ? DebugFlavor(*debug) : "";
+  key += flavor;
+  std::shared_ptr<Module> cached;
   {
     absl::MutexLock lock(&mu_);
-    if (std::shared_ptr<Module> m = Lookup(key)) return m;
+    cached = Lookup(key);
+  }
+  if (cached != nullptr) {
+    // The debug file a cached module found is opened again as this caller,
+    // like the file itself above; one they may not read is not used for
+    // them (they get the module without it).
+    std::optional<DebugInfo> info = flavor.empty() ? std::nullopt : cached->debug_info();
+    if (info && !info->fetched && !info->path.empty()) {
+      memory::ScopedFd dfd = memory::OpenCloexec(info->path.c_str(), O_RDONLY | O_NONBLOCK);
+      if (!dfd.valid()) return GetFile(path);
+    }
+    return cached;
   }
   // Opened outside the lock: two racing opens of one file both succeed and
   // the second insert replaces the first, which is harmless.
   absl::StatusOr<std::shared_ptr<Module>> m = Module::OpenFile(path);
   if (!m.ok()) return m;
+  if (!flavor.empty()) {
+    (*m)->set_debug_info_loader(
+        MakeDebugInfoLoader(path, debug->recorded_path, *debug->options));
+  }
   absl::MutexLock lock(&mu_);
-  return Insert(key, *std::move(m));
+  return Insert(key, *std::move(m), flavor);
+}
+
+std::string ModuleCache::DebugFlavor(const DebugLookup& debug) {
+  const locate::LocateOptions& o = *debug.options;
+  std::string dir = debug.recorded_path.substr(0, debug.recorded_path.rfind('/') + 1);
+  return absl::StrCat(
+      "|debug:", absl::StrJoin(locate::EffectiveDebugDirs(o), ":"), "|",
+      o.debuginfod != nullptr ? o.debuginfod->urls() : "-", "|", dir);
 }
 
 absl::StatusOr<std::shared_ptr<Module>> ModuleCache::GetImage(

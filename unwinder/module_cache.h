@@ -9,6 +9,13 @@
 //
 //   ModuleCache cache(/*max_bytes=*/1 << 30);
 //   absl::StatusOr<std::shared_ptr<Module>> m = cache.GetFile("/usr/lib/...");
+//
+// With a DebugLookup, a module also finds its separate debug information
+// when its own CFI misses a PC (debug_info.h). Such modules are cached
+// under a key that says how they look (debug directories, sysroot,
+// debuginfod), apart from modules opened without one, and a cached
+// module's local debug file is opened again as the caller on each hit, as
+// the file itself is.
 #ifndef UNWINDD_UNWINDER_MODULE_CACHE_H_
 #define UNWINDD_UNWINDER_MODULE_CACHE_H_
 
@@ -21,6 +28,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "unwinder/locate/locator.h"
 #include "unwinder/module.h"
 #include "unwinder/row_budget.h"
 
@@ -34,7 +42,18 @@ class ModuleCache {
                        uint64_t max_row_bytes = kDefaultMaxRowBytes);
   static constexpr uint64_t kDefaultMaxRowBytes = uint64_t{256} << 20;
 
-  absl::StatusOr<std::shared_ptr<Module>> GetFile(const std::string& path);
+  // Where and how to look for a module's separate debug information.
+  struct DebugLookup {
+    // Not owned; must outlive the cached modules (their loaders copy it,
+    // but not what options.debuginfod points to).
+    const locate::LocateOptions* options = nullptr;
+    // The path the target recorded for the file (.gnu_debuglink's
+    // debug-directory lookup uses its directory).
+    std::string recorded_path;
+  };
+
+  absl::StatusOr<std::shared_ptr<Module>> GetFile(const std::string& path,
+                                                  const DebugLookup* debug = nullptr);
   absl::StatusOr<std::shared_ptr<Module>> GetImage(std::vector<uint8_t> image,
                                                    std::string name);
 
@@ -55,22 +74,28 @@ class ModuleCache {
   struct Entry {
     std::shared_ptr<Module> module;
     uint64_t last_use = 0;
+    std::string build_id_key;  // its key in by_build_id_, "" if none
   };
   std::shared_ptr<Module> Lookup(const std::string& key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Caches `module` under `key`, unless a module with the same build-id is
   // cached already: then that one is cached under `key` too and returned.
+  // `flavor` keeps modules that look for debug information apart (in
+  // by_build_id_ too) from those that do not.
   std::shared_ptr<Module> Insert(const std::string& key,
-                                 std::shared_ptr<Module> module)
+                                 std::shared_ptr<Module> module,
+                                 const std::string& flavor = "")
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Evict(absl::flat_hash_map<std::string, Entry>::iterator it)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The part of a key that says how a module looks for debug information.
+  static std::string DebugFlavor(const DebugLookup& debug);
 
   const uint64_t max_bytes_;
   const std::shared_ptr<RowBudget> row_budget_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
-  // build-id -> the key of an entry holding that module.
+  // [flavor] build-id -> the key of an entry holding that module.
   absl::flat_hash_map<std::string, std::string> by_build_id_ ABSL_GUARDED_BY(mu_);
   uint64_t tick_ ABSL_GUARDED_BY(mu_) = 0;
   Stats stats_ ABSL_GUARDED_BY(mu_);

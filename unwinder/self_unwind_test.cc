@@ -39,7 +39,17 @@ __attribute__((noinline)) void Leaf(Captured* out) {
   out->unwind(regs);
   void* bt[256];
   int n = backtrace(bt, 256);
-  for (int i = 0; i < n; ++i) out->backtrace.push_back(reinterpret_cast<uint64_t>(bt[i]));
+  // The sanitizers' runtime intercepts backtrace(): its first frame is then
+  // the interceptor's, not Leaf's.
+  int first = 0;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  first = 1;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+  first = 1;  // clang 14 defines no __SANITIZE_*__ macro
+#endif
+#endif
+  for (int i = first; i < n; ++i) out->backtrace.push_back(reinterpret_cast<uint64_t>(bt[i]));
   asm volatile("" ::: "memory");
 }
 

@@ -53,8 +53,9 @@ Step Stop(const absl::Status& s) {
 // the signal frame is at the exact sp, so the walk stops there rather than
 // read registers from the wrong place.
 Step SignalTrampolineStep(memory::Memory& code, memory::Memory& memory,
-                          const arch::RegisterSet& regs, bool sp_exact) {
-  if (!arch::IsSigreturnTrampoline(regs.arch(), code, regs.pc())) {
+                          const arch::RegisterSet& regs, arch::FrameAddress at,
+                          bool sp_exact) {
+  if (!arch::IsSigreturnTrampoline(regs.arch(), code, at)) {
     return Stop(StopReason::kNoUnwindInfo, "");
   }
   if (!sp_exact) {
@@ -66,7 +67,7 @@ Step SignalTrampolineStep(memory::Memory& code, memory::Memory& memory,
     return s;
   }
   absl::StatusOr<arch::RegisterSet> caller =
-      arch::RestoreFromSigframe(code, memory, regs);
+      arch::RestoreFromSigframe(code, memory, regs, at);
   if (!caller.ok()) return Stop(caller.status());
   Step s;
   s.ok = true;
@@ -140,9 +141,9 @@ Step StepOnce(MappedModule* mm, memory::Memory& memory,
               const arch::RegisterSet& regs, const StepContext& ctx) {
   if (mm != nullptr && mm->module != nullptr) {
     ModuleCodeMemory code(*mm);
-    Step s = SignalTrampolineStep(code, memory, regs, ctx.sp_exact);
+    Step s = SignalTrampolineStep(code, memory, regs, ctx.at, ctx.sp_exact);
     if (s.ok || s.signal_frame) return s;
-  } else if (Step s = SignalTrampolineStep(memory, memory, regs, ctx.sp_exact);
+  } else if (Step s = SignalTrampolineStep(memory, memory, regs, ctx.at, ctx.sp_exact);
              s.ok || s.signal_frame) {
     return s;
   }
@@ -213,6 +214,18 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
                             const arch::RegisterSet& initial,
                             const UnwindOptions& options) {
   ThreadStack out;
+  UnwindRegistersInto(space, memory, initial, options, &out);
+  return out;
+}
+
+void UnwindRegistersInto(AddressSpace& space, memory::Memory& memory,
+                         const arch::RegisterSet& initial, const UnwindOptions& options,
+                         ThreadStack* result) {
+  ThreadStack& out = *result;
+  out.frames.clear();
+  out.stop = StopReason::kEndOfStack;
+  out.stop_detail.clear();
+  out.signal.reset();
   const int max_frames = std::clamp(options.max_frames, 1, kMaxMaxFrames);
   out.frames.reserve(std::min(max_frames, kFramesReserved));
   const arch::ArchInfo& info = initial.info();
@@ -267,11 +280,11 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
 
     if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
       out.stop = StopReason::kCancelled;
-      return out;
+      return;
     }
     if (static_cast<int>(out.frames.size()) >= max_frames) {
       out.stop = StopReason::kMaxFrames;
-      return out;
+      return;
     }
     bool signal_frame = false;
     // The warm path: the cached compact row, applied in place. If it cannot
@@ -283,7 +296,7 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
       method = hit->method;
     } else if (fast == CompactRow::Result::kOutermost) {
       out.stop = StopReason::kEndOfStack;
-      return out;
+      return;
     } else {
       Step step = StepOnce(mm, stack, regs,
                            StepContext{options.sources, at, space.mappings(), cache,
@@ -293,7 +306,7 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
       if (!step.ok) {
         out.stop = step.stop;
         out.stop_detail = std::move(step.detail);
-        return out;
+        return;
       }
       regs = step.caller;
       signal_frame = step.signal_frame;
@@ -301,7 +314,7 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
     }
     if (!regs.Valid(pc_reg)) {
       out.stop = StopReason::kEndOfStack;
-      return out;
+      return;
     }
     // aarch64: a return address saved after paciasp carries a PAC (Row::
     // ra_signed); strip every recovered PC, as gdb does, so no signed
@@ -316,7 +329,7 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
       // A zero return address ends the chain (what glibc's thread start
       // routines leave behind, and where eu-stack and gdb stop too).
       out.stop = StopReason::kEndOfStack;
-      return out;
+      return;
     }
     // Each step must make progress up the stack. Signal frames may move to
     // another stack (sigaltstack), so only a repeat of the same frame counts
@@ -327,7 +340,7 @@ ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
       out.stop = StopReason::kLoop;
       out.stop_detail =
           absl::StrFormat("caller sp 0x%x after sp 0x%x", caller_sp, sp);
-      return out;
+      return;
     }
     // After a signal frame the caller's pc is the interrupted one.
     instruction_pointer = signal_frame;
@@ -343,9 +356,30 @@ uint64_t FileOffsetOf(const MappedModule& m, uint64_t pc) {
   return 0;
 }
 
+ModuleInfo DescribeModule(const MappedModule& mm) {
+  ModuleInfo info{mm.path, mm.module ? mm.module->build_id() : mm.recorded_build_id,
+                  mm.start, mm.end, mm.load_bias};
+  info.bias_known = mm.bias_known;
+  if (mm.file != mm.path) info.file = mm.file;
+  if (!mm.open_status.ok()) info.error = std::string(mm.open_status.message());
+  info.mismatch = mm.mismatch;
+  info.from_memory = mm.from_memory;
+  info.file_origin = mm.file_origin;
+  info.fetched = mm.fetched;
+  if (mm.module != nullptr) {
+    if (std::optional<DebugInfo> d = mm.module->debug_info()) {
+      info.debug_file = d->path;
+      info.debug_kind = d->kind;
+      info.debug_origin = d->origin;
+      info.debug_fetched = d->fetched;
+    }
+  }
+  return info;
+}
+
 ProcessStacks UnwindTarget(proc::Target& target, ModuleCache& cache,
                            const UnwindOptions& options) {
-  AddressSpace space(target, cache);
+  AddressSpace space(target, cache, options.locate);
   return UnwindTarget(target, space, options);
 }
 
@@ -372,18 +406,7 @@ ProcessStacks UnwindTarget(proc::Target& target, AddressSpace& space,
       if (f.module < 0) continue;
       f.file_offset = FileOffsetOf(space.modules()[f.module], f.pc);
       auto [it, inserted] = remap.try_emplace(f.module, out.modules.size());
-      if (inserted) {
-        const MappedModule& mm = space.modules()[f.module];
-        ModuleInfo info{mm.path,
-                        mm.module ? mm.module->build_id() : mm.recorded_build_id,
-                        mm.start, mm.end, mm.load_bias};
-        info.bias_known = mm.bias_known;
-        if (mm.file != mm.path) info.file = mm.file;
-        if (!mm.open_status.ok()) info.error = std::string(mm.open_status.message());
-        info.mismatch = mm.mismatch;
-        info.from_memory = mm.from_memory;
-        out.modules.push_back(std::move(info));
-      }
+      if (inserted) out.modules.push_back(DescribeModule(space.modules()[f.module]));
       f.module = it->second;
     }
     out.threads.push_back(std::move(stack));

@@ -39,6 +39,11 @@ struct UnwindOptions {
   SourcePolicy sources;
   // Checked between frames; when it becomes true the walk stops early.
   const std::atomic<bool>* cancel = nullptr;
+  // Where else to find module files and their separate debug information
+  // (unwinder/locate; not owned). Null: only the paths the target names.
+  // Used by UnwindTarget(target, cache, ...), which builds the address
+  // space; an AddressSpace built by the caller has its own.
+  const locate::LocateOptions* locate = nullptr;
 };
 
 struct Frame {
@@ -84,6 +89,17 @@ struct ModuleInfo {
   bool mismatch = false;
   // The unwind tables came from the image in the target's memory.
   bool from_memory = false;
+  // How `file` was found (locate::OriginName) and whether it came from
+  // debuginfod.
+  std::string file_origin;
+  bool fetched = false;
+  // Separate debug information the module used (its .debug_frame): the
+  // file ("" for MiniDebugInfo), its kind ("debug" or "minidebuginfo"),
+  // where it was found, and whether it came from debuginfod.
+  std::string debug_file;
+  std::string debug_kind;
+  std::string debug_origin;
+  bool debug_fetched = false;
 };
 
 struct ProcessStacks {
@@ -104,6 +120,16 @@ uint64_t FileOffsetOf(const MappedModule& m, uint64_t pc);
 ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,
                             const arch::RegisterSet& initial,
                             const UnwindOptions& options);
+
+// The same into `out`, reusing its storage: a stream of samples unwinds
+// without allocating once `out` has grown. Frames' modules are indexes into
+// space.modules().
+void UnwindRegistersInto(AddressSpace& space, memory::Memory& memory,
+                         const arch::RegisterSet& initial, const UnwindOptions& options,
+                         ThreadStack* out);
+
+// What ProcessStacks::modules says of an AddressSpace's module.
+ModuleInfo DescribeModule(const MappedModule& module);
 
 // Unwinds every thread of `target`.
 ProcessStacks UnwindTarget(proc::Target& target, ModuleCache& cache,

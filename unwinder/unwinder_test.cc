@@ -321,7 +321,8 @@ TEST_F(UnwinderTest, AtTheSigreturnTrampoline) {
   constexpr uint64_t kInterruptedSp = kSp + 0x400;
   UnwindOptions options;
   options.sources = Only({Source::kEhFrame});
-  for (uint64_t at : {kTrampoline, kTrampoline + 7}) {  // mov, then syscall
+  // At mov, at syscall, and just past syscall (in the kernel: frame 0 only).
+  for (uint64_t at : {kTrampoline, kTrampoline + 7, kTrampoline + 9}) {
     UseModule(TestModule(), "sig" + std::to_string(at) + ".so");
     // struct sigcontext after uc_flags, uc_link, uc_stack (40 bytes):
     // r8-r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip.

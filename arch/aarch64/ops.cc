@@ -33,6 +33,10 @@ absl::StatusOr<RegisterSet> Restore(memory::Memory& code, memory::Memory& stack,
   return RestoreFromSigframe(stack, regs.sp());
 }
 
+bool IsTrampoline(memory::Memory& code, FrameAddress at) {
+  return IsSigreturnTrampoline(code, at.address());
+}
+
 }  // namespace
 
 extern const ArchOps kOps = {
@@ -45,7 +49,7 @@ extern const ArchOps kOps = {
     .registers_from_prstatus = RegistersFromUserPtRegs,
     .compat = std::nullopt,
     .perf_regs = kPerfRegs,
-    .is_sigreturn_trampoline = IsSigreturnTrampoline,
+    .is_sigreturn_trampoline = IsTrampoline,
     .restore_from_sigframe = Restore,
     // AAPCS64 §6.2.3 (stp x29, x30, [sp, #-N]!; mov x29, sp): the record
     // {saved x29, saved x30} is at the bottom of the frame, so fp + 16 is

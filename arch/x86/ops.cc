@@ -22,6 +22,10 @@ bool KeepsFramePointer32(absl::Span<const uint8_t> code, FrameAddress at) {
   return KeepsFramePointer(code, at, /*is64=*/false);
 }
 
+bool IsTrampoline(memory::Memory& code, FrameAddress at) {
+  return IsSigreturnTrampoline(code, at.address());
+}
+
 }  // namespace
 
 extern const ArchOps kOps = {
@@ -34,7 +38,7 @@ extern const ArchOps kOps = {
     .registers_from_prstatus = RegistersFromUserRegs,
     .compat = std::nullopt,
     .perf_regs = kPerfRegs,
-    .is_sigreturn_trampoline = IsSigreturnTrampoline,
+    .is_sigreturn_trampoline = IsTrampoline,
     .restore_from_sigframe = RestoreFromSigframe,
     // push %ebp; mov %esp,%ebp: {saved ebp, return address} at the top.
     .frame_pointer = {/*fp=*/5, /*saved_fp_offset=*/0, /*ra_offset=*/4,

@@ -30,6 +30,10 @@ absl::StatusOr<RegisterSet> Restore(memory::Memory& code, memory::Memory& stack,
   return RestoreFromSigframe(stack, regs.sp());
 }
 
+bool IsTrampoline(memory::Memory& code, FrameAddress at) {
+  return IsSigreturnTrampoline(code, at);
+}
+
 bool KeepsFramePointer(absl::Span<const uint8_t> code, FrameAddress at) {
   return x86::KeepsFramePointer(code, at, /*is64=*/true);
 }
@@ -46,7 +50,7 @@ extern const ArchOps kOps = {
     .registers_from_prstatus = RegistersFromUserRegs,
     .compat = Arch::kX86,
     .perf_regs = kPerfRegs,
-    .is_sigreturn_trampoline = IsSigreturnTrampoline,
+    .is_sigreturn_trampoline = IsTrampoline,
     .restore_from_sigframe = Restore,
     // push %rbp; mov %rsp,%rbp: {saved rbp, return address} at the top.
     .frame_pointer = {/*fp=*/6, /*saved_fp_offset=*/0, /*ra_offset=*/8,

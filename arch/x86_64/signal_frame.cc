@@ -31,14 +31,20 @@ constexpr std::array<int, 17> kSigcontextToDwarf = {
 
 }  // namespace
 
-bool IsSigreturnTrampoline(memory::Memory& memory, uint64_t pc) {
+bool IsSigreturnTrampoline(memory::Memory& memory, FrameAddress frame) {
   // pc at `mov $15,%rax` (the handler has just returned into the
-  // trampoline) or at `syscall` (stopped between the two; sp is the same).
+  // trampoline) or at `syscall` (stopped between the two; sp is the same);
+  // where the thread is, also just past `syscall`: in the kernel's
+  // rt_sigreturn, before it has restored anything. (A return address there
+  // would be garbage: nothing calls the trampoline.)
   auto at = [&memory](uint64_t start) {
     std::array<uint8_t, kRtSigreturn.size()> code;
     return memory.ReadFully(start, absl::MakeSpan(code)).ok() && code == kRtSigreturn;
   };
-  return at(pc) || (pc >= kSyscallOffset && at(pc - kSyscallOffset));
+  const uint64_t pc = frame.address();
+  return at(pc) || (pc >= kSyscallOffset && at(pc - kSyscallOffset)) ||
+         (frame.is_instruction_pointer() && pc >= kRtSigreturn.size() &&
+          at(pc - kRtSigreturn.size()));
 }
 
 absl::StatusOr<RegisterSet> RestoreFromSigframe(memory::Memory& memory,

@@ -9,19 +9,24 @@
 namespace unwindd::arch::x86_64 {
 namespace {
 
+FrameAddress Ip(uint64_t pc) { return FrameAddress::InstructionPointer(pc); }
+
 constexpr uint64_t kCode = 0x401000;
 constexpr uint64_t kStack = 0x7ffd0000;
 
 TEST(SignalFrameTest, RecognisesRtSigreturn) {
   std::vector<uint8_t> code = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x90};
   std::unique_ptr<memory::Memory> m = memory::CreateBufferMemory(kCode, code);
-  EXPECT_TRUE(IsSigreturnTrampoline(*m, kCode));
-  EXPECT_TRUE(IsSigreturnTrampoline(*m, kCode + 7));  // at `syscall`
-  EXPECT_FALSE(IsSigreturnTrampoline(*m, kCode + 1));
-  EXPECT_FALSE(IsSigreturnTrampoline(*m, kCode + 9));  // past it
+  EXPECT_TRUE(IsSigreturnTrampoline(*m, Ip(kCode)));
+  EXPECT_TRUE(IsSigreturnTrampoline(*m, Ip(kCode + 7)));  // at `syscall`
+  EXPECT_FALSE(IsSigreturnTrampoline(*m, Ip(kCode + 1)));
+  // Just past `syscall`: in the kernel's rt_sigreturn, for frame 0 only.
+  EXPECT_TRUE(IsSigreturnTrampoline(*m, Ip(kCode + 9)));
+  EXPECT_FALSE(IsSigreturnTrampoline(*m, FrameAddress::ReturnAddress(kCode + 9)));
+  EXPECT_FALSE(IsSigreturnTrampoline(*m, Ip(kCode + 10)));
   code[3] = 0x3c;  // exit(2), not rt_sigreturn(15)
   std::unique_ptr<memory::Memory> other = memory::CreateBufferMemory(kCode, code);
-  EXPECT_FALSE(IsSigreturnTrampoline(*other, kCode));
+  EXPECT_FALSE(IsSigreturnTrampoline(*other, Ip(kCode)));
 }
 
 TEST(SignalFrameTest, RestoresFromUcontext) {

@@ -22,7 +22,10 @@ class MapMemory : public Memory {
   }
   // `size` bytes of `v`, little-endian.
   void PutLe(uint64_t addr, uint64_t v, int size) {
-    for (int i = 0; i < size; ++i) bytes_[addr + i] = (v >> (8 * i)) & 0xff;
+    // Bytes past the 8th are zero (a shift by 64 or more is undefined).
+    for (int i = 0; i < size; ++i) {
+      bytes_[addr + i] = i < 8 ? (v >> (8 * i)) & 0xff : 0;
+    }
   }
   size_t Read(uint64_t addr, absl::Span<uint8_t> dst) override {
     size_t n = 0;

@@ -575,26 +575,19 @@ absl::Status PerfDataReader::HandleUserRecord(absl::Span<const uint8_t> rec,
   return absl::OkStatus();
 }
 
-absl::Status PerfDataReader::Deliver(absl::Span<const uint8_t> rec, uint64_t offset,
-                                     int attr_index, EventHandler& handler) {
-  Event e;
+absl::Status DecodeEvent(absl::Span<const uint8_t> rec, const AttrSet& attrs,
+                         int attr_index, Event& e) {
   e.type = Load32(rec.data());
   e.misc = Load16(rec.data() + 4);
-  e.offset = offset;
   e.record = rec;
   e.attr_index = attr_index;
-  auto skip = [&](absl::string_view why) {
-    ++stats_.skipped;
-    Warn(offset, why);
-    return absl::OkStatus();
-  };
   if (e.type == kRecordSample) {
     if (attr_index < 0) {
-      return skip("sample of an event id no attr names; skipped");
+      return absl::NotFoundError("sample of an event id no attr names");
     }
-    const EventAttr& attr = attrs_.at(attr_index);
+    const EventAttr& attr = attrs.at(attr_index);
     absl::Status s = ParseSample(rec, attr, e.sample);
-    if (!s.ok()) return skip(absl::StrCat("PERF_RECORD_SAMPLE: ", s.message(), "; skipped"));
+    if (!s.ok()) return absl::DataLossError(absl::StrCat("PERF_RECORD_SAMPLE: ", s.message()));
     const uint64_t t = attr.sample_type;
     e.id.pid = e.sample.pid;
     e.id.tid = e.sample.tid;
@@ -606,44 +599,49 @@ absl::Status PerfDataReader::Deliver(absl::Span<const uint8_t> rec, uint64_t off
     e.id.stream_id = e.sample.stream_id;
     e.id.cpu = e.sample.cpu;
     e.id.has_cpu = t & kSampleCpu;
-    ++stats_.samples;
-  } else {
-    const EventAttr* attr =
-        attrs_.empty() ? nullptr : &attrs_.at(attr_index < 0 ? 0 : attr_index);
-    uint64_t trailer = 0;
-    if (attr != nullptr && attr->sample_id_all()) {
-      trailer = SampleIdSize(attr->sample_type);
-      absl::Status s = ParseSampleIdTrailer(rec, attr->sample_type, e.id);
-      if (!s.ok()) return skip(absl::StrFormat("record type %d: %s; skipped", e.type, s.message()));
-    }
-    absl::Status s;
-    switch (e.type) {
-      case kRecordMmap:
-        s = ParseMmap(rec, trailer, e.mmap);
-        break;
-      case kRecordMmap2:
-        s = ParseMmap2(rec, trailer, e.mmap);
-        break;
-      case kRecordComm:
-        s = ParseComm(rec, trailer, e.comm);
-        break;
-      case kRecordFork:
-      case kRecordExit:
-        s = ParseTask(rec, trailer, e.task);
-        break;
-      case kRecordLost:
-        s = ParseLost(rec, trailer, e.lost);
-        if (s.ok()) stats_.lost += e.lost.lost;
-        break;
-      case kRecordThrottle:
-      case kRecordUnthrottle:
-        s = ParseThrottle(rec, trailer, e.throttle);
-        break;
-      default:
-        break;  // delivered undecoded; a handler may look at `record`
-    }
-    if (!s.ok()) return skip(absl::StrCat(s.message(), "; skipped"));
+    return absl::OkStatus();
   }
+  const EventAttr* attr = attrs.empty() ? nullptr : &attrs.at(attr_index < 0 ? 0 : attr_index);
+  uint64_t trailer = 0;
+  if (attr != nullptr && attr->sample_id_all()) {
+    trailer = SampleIdSize(attr->sample_type);
+    absl::Status s = ParseSampleIdTrailer(rec, attr->sample_type, e.id);
+    if (!s.ok()) {
+      return absl::DataLossError(absl::StrFormat("record type %d: %s", e.type, s.message()));
+    }
+  }
+  switch (e.type) {
+    case kRecordMmap:
+      return ParseMmap(rec, trailer, e.mmap);
+    case kRecordMmap2:
+      return ParseMmap2(rec, trailer, e.mmap);
+    case kRecordComm:
+      return ParseComm(rec, trailer, e.comm);
+    case kRecordFork:
+    case kRecordExit:
+      return ParseTask(rec, trailer, e.task);
+    case kRecordLost:
+      return ParseLost(rec, trailer, e.lost);
+    case kRecordThrottle:
+    case kRecordUnthrottle:
+      return ParseThrottle(rec, trailer, e.throttle);
+    default:
+      return absl::OkStatus();  // delivered undecoded; a handler may look at `record`
+  }
+}
+
+absl::Status PerfDataReader::Deliver(absl::Span<const uint8_t> rec, uint64_t offset,
+                                     int attr_index, EventHandler& handler) {
+  Event e;
+  e.offset = offset;
+  absl::Status decoded = DecodeEvent(rec, attrs_, attr_index, e);
+  if (!decoded.ok()) {
+    ++stats_.skipped;
+    Warn(offset, absl::StrCat(decoded.message(), "; skipped"));
+    return absl::OkStatus();
+  }
+  if (e.type == kRecordSample) ++stats_.samples;
+  if (e.type == kRecordLost) stats_.lost += e.lost.lost;
   ++stats_.events;
   absl::Status s = handler.OnEvent(e);
   if (!s.ok()) handler_failed_ = true;

@@ -71,6 +71,14 @@ struct Event {
   ThrottleEvent throttle;  // kRecordThrottle, kRecordUnthrottle
 };
 
+// Decodes one record (header included) that attr `attr_index` of `attrs`
+// wrote (-1: unknown; non-sample records then use the first attr's
+// sample_id trailer) into `e`: what PerfDataReader delivers, and what a
+// live sampler's ring buffer holds. NotFound / DataLoss for a record that
+// does not decode; other types are delivered undecoded.
+absl::Status DecodeEvent(absl::Span<const uint8_t> record, const AttrSet& attrs,
+                         int attr_index, Event& e);
+
 class EventHandler {
  public:
   virtual ~EventHandler() = default;
@@ -116,6 +124,10 @@ class PerfDataReader {
   virtual ~PerfDataReader() = default;
 
   bool pipe_mode() const { return pipe_mode_; }
+  // Whether an Event's spans (record, sample stack...) stay valid for as long
+  // as the reader lives (a mapped file or a buffer), not only during
+  // OnEvent: a consumer may then keep them instead of copying.
+  bool records_outlive_delivery() const { return !MustCopy(); }
   // File mode: complete after Open. Pipe mode: grows while Read() goes on
   // (HEADER_ATTR, HEADER_FEATURE, HEADER_BUILD_ID, EVENT_UPDATE records).
   const AttrSet& attrs() const { return attrs_; }

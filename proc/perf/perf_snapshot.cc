@@ -225,8 +225,7 @@ std::shared_ptr<const std::vector<uint8_t>> PerfSnapshotter::Vdso(
   return image;
 }
 
-absl::StatusOr<std::shared_ptr<SnapshotTarget>> PerfSnapshotter::Build(
-    arch::Arch arch, const ProcessTable& table) {
+std::vector<SnapshotMapping> PerfSnapshotter::Build(const ProcessTable& table) {
   if (build_ids_.size() != info_.build_ids.size()) {
     // perf's dsos__findnew by long name: user-space entries only.
     build_ids_.clear();
@@ -262,13 +261,10 @@ absl::StatusOr<std::shared_ptr<SnapshotTarget>> PerfSnapshotter::Build(
     }
     out.push_back(std::move(sm));
   }
-  absl::StatusOr<std::unique_ptr<SnapshotTarget>> t =
-      SnapshotTarget::Create(arch, static_cast<pid_t>(table.pid), std::move(out));
-  if (!t.ok()) return t.status();
-  return std::shared_ptr<SnapshotTarget>(*std::move(t));
+  return out;
 }
 
-absl::StatusOr<PerfSnapshotter::Prepared> PerfSnapshotter::Prepare(
+absl::StatusOr<PerfSnapshotter::Resolved> PerfSnapshotter::Resolve(
     const Sample& sample, const EventAttr& attr, const ProcessTable* table) {
   if (!(attr.sample_type & kSampleRegsUser) || sample.regs_user_abi == kRegsAbiNone ||
       sample.regs_user.empty()) {
@@ -290,15 +286,11 @@ absl::StatusOr<PerfSnapshotter::Prepared> PerfSnapshotter::Prepare(
       RegistersFromPerf(*arch, attr.sample_regs_user, regs_scratch_);
   if (!regs.ok()) return regs.status();
 
-  Prepared p;
-  p.arch = *arch;
   auto it = targets_.find(table->pid);
   if (it != targets_.end() && it->second.generation == table->generation &&
       it->second.arch == *arch) {
     lru_.splice(lru_.begin(), lru_, it->second.lru);
   } else {
-    absl::StatusOr<std::shared_ptr<SnapshotTarget>> t = Build(*arch, *table);
-    if (!t.ok()) return t.status();
     if (it == targets_.end()) {
       if (targets_.size() >= kMaxCachedTargets) {
         targets_.erase(lru_.back());
@@ -312,18 +304,42 @@ absl::StatusOr<PerfSnapshotter::Prepared> PerfSnapshotter::Prepare(
     }
     it->second.generation = table->generation;
     it->second.arch = *arch;
-    it->second.target = *std::move(t);
+    it->second.mappings =
+        std::make_shared<const std::vector<SnapshotMapping>>(Build(*table));
+    it->second.target = nullptr;
     it->second.target_id = next_target_id_++;
+  }
+  Resolved r;
+  r.target_id = it->second.target_id;
+  r.arch = *arch;
+  r.pid = static_cast<pid_t>(table->pid);
+  r.mappings = it->second.mappings;
+  r.registers = *regs;
+  return r;
+}
+
+absl::StatusOr<PerfSnapshotter::Prepared> PerfSnapshotter::Prepare(
+    const Sample& sample, const EventAttr& attr, const ProcessTable* table) {
+  absl::StatusOr<Resolved> r = Resolve(sample, attr, table);
+  if (!r.ok()) return r.status();
+  CachedTarget& cached = targets_.at(r->pid);
+  Prepared p;
+  p.arch = r->arch;
+  if (cached.target == nullptr) {
+    absl::StatusOr<std::unique_ptr<SnapshotTarget>> t =
+        SnapshotTarget::Create(r->arch, r->pid, *r->mappings);
+    if (!t.ok()) return t.status();
+    cached.target = std::shared_ptr<SnapshotTarget>(*std::move(t));
     p.new_target = true;
   }
-  p.target = it->second.target;
-  p.target_id = it->second.target_id;
+  p.target = cached.target;
+  p.target_id = r->target_id;
   SnapshotSample s;
   s.tid = static_cast<pid_t>(sample.tid);
-  s.registers = *regs;
+  s.registers = r->registers;
   // The kernel copies the user stack from the user SP upwards
   // (kernel/events/core.c: perf_output_sample_ustack).
-  s.stack_address = regs->sp();
+  s.stack_address = r->registers.sp();
   s.stack = sample.valid_stack();
   absl::Status st = p.target->SetSample(s);
   if (!st.ok()) return st;

@@ -116,6 +116,22 @@ class PerfSnapshotter {
   absl::StatusOr<Prepared> Prepare(const Sample& sample, const EventAttr& attr,
                                    const ProcessTable* table);
 
+  // What a sample needs to be unwound elsewhere (on another thread, over a
+  // SnapshotTarget of that thread's own): its arch and registers, and the
+  // mapping table of its process at its time, shared and immutable, with
+  // its files opened. Samples with the same target_id have the same table.
+  // The stack copy is sample.valid_stack(), starting at registers.sp().
+  // Errors as Prepare's.
+  struct Resolved {
+    uint64_t target_id = 0;
+    arch::Arch arch = arch::Arch::kX86_64;
+    pid_t pid = 0;
+    std::shared_ptr<const std::vector<SnapshotMapping>> mappings;
+    arch::RegisterSet registers;
+  };
+  absl::StatusOr<Resolved> Resolve(const Sample& sample, const EventAttr& attr,
+                                   const ProcessTable* table);
+
   // Every recorded file looked at so far, in first-use order.
   std::vector<FileReport> files() const;
 
@@ -127,13 +143,13 @@ class PerfSnapshotter {
   struct CachedTarget {
     uint64_t generation = 0;
     arch::Arch arch = arch::Arch::kX86_64;
-    std::shared_ptr<SnapshotTarget> target;
+    std::shared_ptr<const std::vector<SnapshotMapping>> mappings;
+    std::shared_ptr<SnapshotTarget> target;  // built on first Prepare
     uint64_t target_id = 0;
     std::list<uint32_t>::iterator lru;
   };
 
-  absl::StatusOr<std::shared_ptr<SnapshotTarget>> Build(arch::Arch arch,
-                                                        const ProcessTable& table);
+  std::vector<SnapshotMapping> Build(const ProcessTable& table);
   const OpenedFile& Open(const std::string& recorded_path,
                          const std::string& build_id);
   std::shared_ptr<const std::vector<uint8_t>> Vdso(const std::string& build_id);

@@ -16,8 +16,28 @@ const char kUsage[] =
     "                        [--tid=TID]... [--format=text|json] [--max-frames=N]\n"
     "                        [--sources=LIST]\n"
     "       unwind check-sframe FILE\n"
+    "       unwind perf PERF_DATA [--format=perf-script|json|pprof|folded] [-o FILE]\n"
+    "                             [--pid=PID]... [--tid=TID]... [--comm=NAME]...\n"
+    "                             [--sources=LIST] [--max-frames=N] [--jobs=N]\n"
+    "                             [--sysroot=DIR]\n"
+    "       unwind profile --pid=PID [--duration=S] [--frequency=HZ] [-o FILE]\n"
+    "                      [--format=pprof|folded|json|perf-script] [--sources=LIST]\n"
+    "  perf: every sample of a `perf record --call-graph dwarf` recording (\"-\":\n"
+    "        a pipe-mode recording on stdin), unwound here\n"
+    "  profile: samples PID with perf_event_open (cpu-clock, user registers and\n"
+    "        stack) and unwinds as it goes, until --duration or SIGINT\n"
     "  --sources=LIST  unwind sources to use, in order, from eh_frame,\n"
-    "                  debug_frame, sframe, fp (default: all four, in that order)\n";
+    "                  debug_frame, sframe, fp (default: all four, in that order)\n"
+    "  pid, demo and core also take:\n"
+    "  --debug-dir=DIR  where separate debug files are (repeatable; default\n"
+    "                   /usr/lib/debug): DIR/.build-id/xx/rest.debug and\n"
+    "                   DIR/<file's directory>/<.gnu_debuglink name>\n"
+    "  --debuginfod=URL  fetch missing files and debug info by build-id from\n"
+    "                   these servers (default: $DEBUGINFOD_URLS);\n"
+    "                   --no-debuginfod: never\n"
+    "  --debuginfod-timeout=S, --debuginfod-max-bytes=N  bounds per request\n"
+    "                   (default 30 s, 1 GiB)\n"
+    "  --symbols        function+offset per frame (like eu-stack)\n";
 
 namespace {
 
@@ -39,7 +59,8 @@ absl::StatusOr<int64_t> PositiveNumber(absl::string_view what, absl::string_view
 absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> args) {
   Command cmd;
   std::vector<absl::string_view> positional;
-  for (absl::string_view a : args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    absl::string_view a = args[i];
     if (a == "-h" || a == "--help") {
       cmd.kind = Command::Kind::kHelp;
       return cmd;
@@ -53,9 +74,42 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
         cmd.format = Format::kText;
       } else if (a == "json") {
         cmd.format = Format::kJson;
+      } else if (a == "pprof") {
+        cmd.format = Format::kPprof;
+      } else if (a == "folded") {
+        cmd.format = Format::kFolded;
+      } else if (a == "perf-script") {
+        cmd.format = Format::kPerfScript;
       } else {
-        return Bad(absl::StrCat("unknown format '", a, "' (text or json)"));
+        return Bad(absl::StrCat("unknown format '", a,
+                                "' (text, json, pprof, folded, perf-script)"));
       }
+      cmd.format_given = true;
+    } else if (a == "-o") {
+      if (i + 1 >= args.size()) return Bad("-o needs a FILE");
+      cmd.output = std::string(args[++i]);
+    } else if (absl::ConsumePrefix(&a, "--output=") || absl::ConsumePrefix(&a, "-o=")) {
+      cmd.output = std::string(a);
+    } else if (absl::ConsumePrefix(&a, "--pid=")) {
+      absl::StatusOr<int64_t> p = PositiveNumber("pid", a, INT32_MAX);
+      if (!p.ok()) return p.status();
+      cmd.pids.push_back(static_cast<pid_t>(*p));
+    } else if (absl::ConsumePrefix(&a, "--comm=")) {
+      cmd.comms.push_back(std::string(a));
+    } else if (absl::ConsumePrefix(&a, "--jobs=")) {
+      absl::StatusOr<int64_t> n = PositiveNumber("job count", a, 64);
+      if (!n.ok()) return n.status();
+      cmd.jobs = static_cast<int>(*n);
+    } else if (absl::ConsumePrefix(&a, "--duration=")) {
+      double d = 0;
+      if (!absl::SimpleAtod(a, &d) || !(d > 0) || d > 86400 * 7) {
+        return Bad(absl::StrCat("invalid duration '", a, "'"));
+      }
+      cmd.duration_s = d;
+    } else if (absl::ConsumePrefix(&a, "--frequency=")) {
+      absl::StatusOr<int64_t> n = PositiveNumber("frequency", a, 100000);
+      if (!n.ok()) return n.status();
+      cmd.frequency_hz = static_cast<int>(*n);
     } else if (absl::ConsumePrefix(&a, "--max-frames=")) {
       absl::StatusOr<int64_t> n =
           PositiveNumber("frame limit", a, unwinder::kMaxMaxFrames);
@@ -74,13 +128,33 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
       absl::StatusOr<proc::PathMapping> m = proc::ParsePathMapping(a);
       if (!m.ok()) return m.status();
       cmd.path_maps.push_back(*std::move(m));
+    } else if (absl::ConsumePrefix(&a, "--debug-dir=")) {
+      if (a.empty()) return Bad("empty --debug-dir");
+      cmd.debug_dirs.push_back(std::string(a));
+    } else if (absl::ConsumePrefix(&a, "--debuginfod=")) {
+      if (a.empty()) return Bad("empty --debuginfod URL");
+      if (!cmd.debuginfod_urls.empty()) cmd.debuginfod_urls += " ";
+      absl::StrAppend(&cmd.debuginfod_urls, a);
+    } else if (a == "--no-debuginfod") {
+      cmd.no_debuginfod = true;
+    } else if (absl::ConsumePrefix(&a, "--debuginfod-timeout=")) {
+      absl::StatusOr<int64_t> n = PositiveNumber("debuginfod timeout", a, 3600);
+      if (!n.ok()) return n.status();
+      cmd.debuginfod_timeout_s = static_cast<int>(*n);
+    } else if (absl::ConsumePrefix(&a, "--debuginfod-max-bytes=")) {
+      absl::StatusOr<int64_t> n =
+          PositiveNumber("debuginfod size limit", a, int64_t{1} << 40);
+      if (!n.ok()) return n.status();
+      cmd.debuginfod_max_bytes = static_cast<uint64_t>(*n);
+    } else if (a == "--symbols") {
+      cmd.symbols = true;
     } else if (absl::StartsWith(a, "-")) {
       return Bad(absl::StrCat("unknown option '", a, "'"));
     } else {
       positional.push_back(a);
     }
   }
-  if (positional.empty()) return Bad("missing command (pid, core, demo or check-sframe)");
+  if (positional.empty()) return Bad("missing command (pid, core, demo, perf, profile or check-sframe)");
   if (positional[0] == "pid") {
     if (positional.size() != 2) return Bad("pid takes exactly one PID");
     absl::StatusOr<int64_t> p = PositiveNumber("pid", positional[1], INT32_MAX);
@@ -95,19 +169,52 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
     if (positional.size() != 2) return Bad("core takes exactly one CORE file");
     cmd.kind = Command::Kind::kCore;
     cmd.core = std::string(positional[1]);
+  } else if (positional[0] == "perf") {
+    if (positional.size() != 2) return Bad("perf takes exactly one PERF_DATA file (or -)");
+    cmd.kind = Command::Kind::kPerf;
+    cmd.path = std::string(positional[1]);
+    if (!cmd.format_given) cmd.format = Format::kPerfScript;
+  } else if (positional[0] == "profile") {
+    if (positional.size() != 1) return Bad("profile takes no positional arguments");
+    if (cmd.pids.size() != 1) return Bad("profile needs exactly one --pid=PID");
+    cmd.kind = Command::Kind::kProfile;
+    cmd.pid = cmd.pids[0];
+    if (!cmd.format_given) cmd.format = Format::kPprof;
   } else if (positional[0] == "check-sframe") {
     if (positional.size() != 2) return Bad("check-sframe takes exactly one FILE");
     if (!cmd.tids.empty() || cmd.sources_given || cmd.max_frames != 0) {
       return Bad("check-sframe takes no --tid, --sources or --max-frames");
+    }
+    if (!cmd.debug_dirs.empty() || !cmd.debuginfod_urls.empty() || cmd.symbols) {
+      return Bad("check-sframe takes no --debug-dir, --debuginfod or --symbols");
     }
     cmd.kind = Command::Kind::kCheckSframe;
     cmd.path = std::string(positional[1]);
   } else {
     return Bad(absl::StrCat("unknown command '", positional[0], "'"));
   }
+  const bool sampling = cmd.kind == Command::Kind::kPerf || cmd.kind == Command::Kind::kProfile;
+  if (sampling) {
+    if (cmd.format == Format::kText) return Bad("--format=text is for pid, core and demo");
+  } else {
+    if (cmd.format != Format::kText && cmd.format != Format::kJson) {
+      return Bad("--format=pprof, folded and perf-script are for perf and profile");
+    }
+    if (!cmd.output.empty() || !cmd.pids.empty() || !cmd.comms.empty() || cmd.jobs != 0 ||
+        cmd.duration_s != 0) {
+      return Bad("-o, --pid, --comm, --jobs and --duration are for perf and profile");
+    }
+  }
+  if (cmd.kind == Command::Kind::kProfile && (!cmd.tids.empty() || !cmd.comms.empty())) {
+    return Bad("profile samples every thread of --pid: no --tid or --comm");
+  }
+  if (!cmd.debuginfod_urls.empty() && cmd.no_debuginfod) {
+    return Bad("--debuginfod and --no-debuginfod exclude each other");
+  }
   if (cmd.kind != Command::Kind::kCore &&
-      (!cmd.exe.empty() || !cmd.sysroot.empty() || !cmd.path_maps.empty())) {
-    return Bad("--exe, --sysroot and --path-map apply to core only");
+      (!cmd.exe.empty() || !cmd.path_maps.empty() ||
+       (!cmd.sysroot.empty() && cmd.kind != Command::Kind::kPerf))) {
+    return Bad("--exe and --path-map apply to core only, --sysroot to core and perf");
   }
   return cmd;
 }

@@ -18,24 +18,49 @@
 
 namespace unwindd::service {
 
-enum class Format { kText, kJson };
+// pid, core, demo: text or json; perf: perf-script (default), json,
+// pprof, folded; profile: pprof (default) or any of perf's.
+enum class Format { kText, kJson, kPprof, kFolded, kPerfScript };
 
 struct Command {
-  enum class Kind { kPid, kDemo, kCheckSframe, kCore, kHelp };
+  enum class Kind { kPid, kDemo, kCheckSframe, kCore, kPerf, kProfile, kHelp };
   Kind kind = Kind::kHelp;
-  pid_t pid = 0;
+  pid_t pid = 0;  // pid; profile's --pid
   std::vector<pid_t> tids;
   Format format = Format::kText;
+  bool format_given = false;
+  // perf and profile: -o FILE ("" or "-": stdout); perf's filters
+  // (--pid=PID, --tid=TID, --comm=NAME, each repeatable); --jobs=N unwinding
+  // threads (0: one per CPU).
+  std::string output;
+  std::vector<pid_t> pids;
+  std::vector<std::string> comms;
+  int jobs = 0;
+  // profile: --duration=SECONDS (0: until SIGINT), --frequency=HZ.
+  double duration_s = 0;
+  int frequency_hz = 99;
   int max_frames = 0;  // 0: the unwinder's default
   // --sources=LIST: unwind sources in the order to try them.
   unwinder::SourcePolicy sources;
   bool sources_given = false;
-  std::string path;  // check-sframe FILE
+  std::string path;  // check-sframe FILE, perf PERF_DATA ("-": stdin)
   // unwind core CORE: the core, and where its files are on this machine.
   std::string core;
   std::string exe;
   std::string sysroot;
   std::vector<proc::PathMapping> path_maps;
+  // Binaries from elsewhere (README "Binaries from elsewhere"):
+  // --debug-dir=DIR (repeatable; none given: /usr/lib/debug).
+  std::vector<std::string> debug_dirs;
+  // --debuginfod=URL (repeatable, or space-separated): these servers;
+  // none: $DEBUGINFOD_URLS if set; --no-debuginfod: never.
+  std::string debuginfod_urls;
+  bool no_debuginfod = false;
+  // --debuginfod-timeout=SECONDS, --debuginfod-max-bytes=N: per request.
+  int debuginfod_timeout_s = 30;
+  uint64_t debuginfod_max_bytes = uint64_t{1} << 30;
+  // --symbols: function+offset per frame.
+  bool symbols = false;
 };
 
 // `args` excludes argv[0]. InvalidArgument with a one-line message on misuse.

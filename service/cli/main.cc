@@ -12,9 +12,12 @@
 #include "absl/strings/string_view.h"
 #include "proc/live_target.h"
 #include "service/cli/args.h"
+#include "service/cli/binaries.h"
 #include "service/cli/core_command.h"
 #include "service/cli/demo.h"
 #include "service/cli/output.h"
+#include "service/cli/perf/perf_command.h"
+#include "service/cli/perf/profile_command.h"
 #include "service/cli/remote_exec.h"
 #include "unwinder/module.h"
 #include "unwinder/module_cache.h"
@@ -56,6 +59,15 @@ int Run(const unwindd::service::Command& cmd) {
   if (cmd.kind == Command::Kind::kCore) {
     return unwindd::service::RunCore(cmd, &g_interrupted);
   }
+  if (cmd.kind == Command::Kind::kPerf) {
+    return unwindd::service::perf::RunPerf(cmd, &g_interrupted);
+  }
+  if (cmd.kind == Command::Kind::kProfile) {
+    return unwindd::service::perf::RunProfile(cmd, &g_interrupted);
+  }
+  absl::StatusOr<std::unique_ptr<unwindd::service::Binaries>> binaries =
+      unwindd::service::Binaries::FromCommand(cmd);
+  if (!binaries.ok()) return Fail(binaries.status().message());
   std::unique_ptr<unwindd::service::DemoProcess> demo;
   pid_t pid = cmd.pid;
   if (cmd.kind == Command::Kind::kDemo) {
@@ -75,12 +87,16 @@ int Run(const unwindd::service::Command& cmd) {
     if (cmd.max_frames > 0) options.max_frames = cmd.max_frames;
     options.sources = cmd.sources;
     options.cancel = &g_interrupted;
+    options.locate = &(*binaries)->locate_options();
     stacks = unwindd::unwinder::UnwindTarget(**target, cache, options);
   }  // detached here
   if (g_interrupted.load()) return Fail("interrupted");
+  unwindd::service::FrameSymbols symbols;
+  if (cmd.symbols) symbols = (*binaries)->Symbolize(stacks);
+  const unwindd::service::FrameSymbols* sym = cmd.symbols ? &symbols : nullptr;
   std::string out = cmd.format == unwindd::service::Format::kJson
-                        ? unwindd::service::FormatJson(stacks)
-                        : unwindd::service::FormatText(stacks);
+                        ? unwindd::service::FormatJson(stacks, nullptr, sym)
+                        : unwindd::service::FormatText(stacks, nullptr, sym);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
 }

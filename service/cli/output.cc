@@ -9,6 +9,14 @@ namespace {
 
 std::string Hex(uint64_t v) { return absl::StrFormat("\"0x%x\"", v); }
 
+const std::string& SymbolOf(const FrameSymbols* symbols, size_t t, size_t i) {
+  static const std::string* const kNone = new std::string();
+  if (symbols == nullptr || t >= symbols->size() || i >= (*symbols)[t].size()) {
+    return *kNone;
+  }
+  return (*symbols)[t][i];
+}
+
 std::string SignalJson(const proc::SignalInfo& s) {
   std::string out = absl::StrCat("{\"number\": ", s.number, ", \"name\": ",
                                  JsonString(proc::SignalName(s.number)));
@@ -49,6 +57,7 @@ std::string CoreJson(const CoreSummary& c) {
     absl::StrAppend(&out, i ? ",\n    " : "\n    ", "{\"path\": ", JsonString(f.path),
                     ", \"state\": ", JsonString(f.state));
     if (!f.file.empty()) absl::StrAppend(&out, ", \"file\": ", JsonString(f.file));
+    if (f.fetched) out += ", \"fetched\": true";
     absl::StrAppend(&out, ", \"build_id\": ", JsonString(f.build_id));
     if (!f.file_build_id.empty()) {
       absl::StrAppend(&out, ", \"file_build_id\": ", JsonString(f.file_build_id));
@@ -80,8 +89,35 @@ std::string CoreText(const CoreSummary& c) {
 
 }  // namespace
 
+void AppendFrameJson(const unwinder::Frame& f, const unwinder::ModuleInfo* m,
+                     absl::string_view symbol, std::string* out, bool file_offset) {
+  absl::StrAppend(out, "{\"pc\": ", Hex(f.pc), ", \"sp\": ", Hex(f.sp),
+                  ", \"method\": \"", unwinder::MethodName(f.method), "\"");
+  if (m != nullptr) {
+    absl::StrAppend(out, ", \"module\": ", JsonString(m->path),
+                    ", \"build_id\": ", JsonString(m->build_id));
+    if (m->bias_known) absl::StrAppend(out, ", \"rel_pc\": ", Hex(f.rel_pc));
+    if (file_offset) absl::StrAppend(out, ", \"file_offset\": ", Hex(f.file_offset));
+    if (!m->file.empty()) absl::StrAppend(out, ", \"file\": ", JsonString(m->file));
+    if (m->mismatch) *out += ", \"module_mismatch\": true";
+    if (!m->error.empty()) {
+      absl::StrAppend(out, ", \"module_error\": ", JsonString(m->error));
+    }
+    if (m->from_memory) *out += ", \"from_memory\": true";
+    if (m->fetched) *out += ", \"fetched\": true";
+    if (!m->debug_kind.empty()) {
+      absl::StrAppend(out, ", \"debug_file\": ",
+                      JsonString(m->debug_file.empty() ? "[.gnu_debugdata]" : m->debug_file),
+                      ", \"debug_kind\": ", JsonString(m->debug_kind));
+      if (m->debug_fetched) *out += ", \"debug_fetched\": true";
+    }
+  }
+  if (!symbol.empty()) absl::StrAppend(out, ", \"symbol\": ", JsonString(symbol));
+  *out += "}";
+}
+
 std::string FormatJson(const unwinder::ProcessStacks& stacks,
-                       const CoreSummary* core) {
+                       const CoreSummary* core, const FrameSymbols* symbols) {
   std::string out = "{";
   if (core != nullptr) absl::StrAppend(&out, "\"core\": ", CoreJson(*core), ",\n ");
   out += "\"threads\": [";
@@ -96,23 +132,9 @@ std::string FormatJson(const unwinder::ProcessStacks& stacks,
     out += ", \"frames\": [";
     for (size_t i = 0; i < th.frames.size(); ++i) {
       const unwinder::Frame& f = th.frames[i];
-      absl::StrAppend(&out, i ? ",\n    " : "\n    ", "{\"pc\": ", Hex(f.pc),
-                      ", \"sp\": ", Hex(f.sp), ", \"method\": \"",
-                      unwinder::MethodName(f.method), "\"");
-      if (f.module >= 0) {
-        const unwinder::ModuleInfo& m = stacks.modules[f.module];
-        absl::StrAppend(&out, ", \"module\": ", JsonString(m.path),
-                        ", \"build_id\": ", JsonString(m.build_id));
-        if (m.bias_known) absl::StrAppend(&out, ", \"rel_pc\": ", Hex(f.rel_pc));
-        absl::StrAppend(&out, ", \"file_offset\": ", Hex(f.file_offset));
-        if (!m.file.empty()) absl::StrAppend(&out, ", \"file\": ", JsonString(m.file));
-        if (m.mismatch) out += ", \"module_mismatch\": true";
-        if (!m.error.empty()) {
-          absl::StrAppend(&out, ", \"module_error\": ", JsonString(m.error));
-        }
-        if (m.from_memory) out += ", \"from_memory\": true";
-      }
-      out += "}";
+      out += i ? ",\n    " : "\n    ";
+      AppendFrameJson(f, f.module >= 0 ? &stacks.modules[f.module] : nullptr,
+                      SymbolOf(symbols, t, i), &out, /*file_offset=*/true);
     }
     out += "]}";
   }
@@ -121,19 +143,23 @@ std::string FormatJson(const unwinder::ProcessStacks& stacks,
 }
 
 std::string FormatText(const unwinder::ProcessStacks& stacks,
-                       const CoreSummary* core) {
+                       const CoreSummary* core, const FrameSymbols* symbols) {
   std::string out;
   if (stacks.pid != 0) {
     absl::StrAppend(&out, "PID ", stacks.pid, core ? " - core\n" : " - process\n");
   }
   if (core != nullptr) out += CoreText(*core);
-  for (const unwinder::ThreadStack& th : stacks.threads) {
+  for (size_t t = 0; t < stacks.threads.size(); ++t) {
+    const unwinder::ThreadStack& th = stacks.threads[t];
     absl::StrAppend(&out, "TID ", th.tid, ":\n");
     if (th.signal) absl::StrAppend(&out, "signal: ", SignalText(*th.signal), "\n");
     const int width = 2 * arch::GetArchInfo(stacks.arch).address_size;
     for (size_t i = 0; i < th.frames.size(); ++i) {
       const unwinder::Frame& f = th.frames[i];
       absl::StrAppendFormat(&out, "#%-2d 0x%0*x", i, width, f.pc);
+      if (const std::string& sym = SymbolOf(symbols, t, i); !sym.empty()) {
+        absl::StrAppend(&out, " ", sym);
+      }
       std::string note;
       if (f.module >= 0) {
         const unwinder::ModuleInfo& m = stacks.modules[f.module];

@@ -283,6 +283,10 @@ void ModulesToProto(const UnwindResult& r,
     pm->set_build_id_mismatch(m.mismatch);
     pm->set_from_memory(m.from_memory);
     pm->set_load_bias_unknown(!m.bias_known);
+    pm->set_fetched(m.fetched);
+    pm->set_debug_file(m.debug_file);
+    pm->set_debug_kind(m.debug_kind);
+    pm->set_debug_fetched(m.debug_fetched);
   }
 }
 
@@ -307,6 +311,7 @@ void CoreToProto(const CoreSummary& c, v1::CoreReport* out) {
     pf->set_file(f.file);
     pf->set_build_id(f.build_id);
     pf->set_file_build_id(f.file_build_id);
+    pf->set_fetched(f.fetched);
   }
   for (const std::string& w : c.warnings) out->add_warnings(w);
 }
@@ -341,6 +346,10 @@ absl::StatusOr<unwinder::ProcessStacks> FromProto(const v1::UnwindResponse& r) {
     mi.error = m.error();
     mi.mismatch = m.build_id_mismatch();
     mi.from_memory = m.from_memory();
+    mi.fetched = m.fetched();
+    mi.debug_file = m.debug_file();
+    mi.debug_kind = m.debug_kind();
+    mi.debug_fetched = m.debug_fetched();
     out.modules.push_back(std::move(mi));
   }
   for (const v1::ThreadStack& t : r.threads()) {
@@ -382,7 +391,7 @@ CoreSummary FromProto(const v1::CoreReport& r, const std::string& core) {
   s.modules_from = r.modules_from();
   for (const v1::CoreFile& f : r.files()) {
     s.files.push_back({f.path(), std::string(StateName(f.state())), f.file(),
-                       f.build_id(), f.file_build_id()});
+                       f.build_id(), f.file_build_id(), f.fetched()});
   }
   s.warnings.assign(r.warnings().begin(), r.warnings().end());
   return s;

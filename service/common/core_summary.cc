@@ -1,5 +1,7 @@
 #include "service/common/core_summary.h"
 
+#include <algorithm>
+
 #include <utility>
 
 #include "memory/decompress.h"
@@ -19,6 +21,26 @@ CoreSummary SummarizeCore(const proc::CoreReport& report, std::string name) {
   }
   s.warnings = report.warnings;
   return s;
+}
+
+void NoteFilesFoundWhileUnwinding(const unwinder::ProcessStacks& stacks,
+                                  CoreSummary& summary) {
+  for (CoreSummary::File& f : summary.files) {
+    if (f.state == "found") continue;
+    for (const unwinder::ModuleInfo& m : stacks.modules) {
+      if (m.path != f.path || m.file.empty() || !m.error.empty() || m.mismatch) continue;
+      f.state = "found";
+      f.file = m.file;
+      f.file_build_id = m.build_id;
+      f.fetched = m.fetched;
+      const std::string prefix = f.path + ": ";
+      summary.warnings.erase(
+          std::remove_if(summary.warnings.begin(), summary.warnings.end(),
+                         [&](const std::string& w) { return w.rfind(prefix, 0) == 0; }),
+          summary.warnings.end());
+      break;
+    }
+  }
 }
 
 }  // namespace unwindd::service

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "proc/core_target.h"
+#include "unwinder/unwinder.h"
 
 namespace unwindd::service {
 
@@ -20,6 +21,7 @@ struct CoreSummary {
     std::string file;           // the file used, or the one rejected
     std::string build_id;       // what the core recorded ("" if not dumped)
     std::string file_build_id;  // of `file`
+    bool fetched = false;       // `file` came from debuginfod
   };
   std::string core;         // the CORE argument
   std::string compression;  // "none", "zstd", "xz", "lz4"
@@ -32,6 +34,13 @@ struct CoreSummary {
 // The report of an opened core; `name` is the core file as the caller named
 // it (the server opened it as /proc/self/fd/N).
 CoreSummary SummarizeCore(const proc::CoreReport& report, std::string name);
+
+// The files the core report could not find on this machine but the
+// unwinder then did (a build-id directory, debuginfod: unwinder/locate)
+// become "found", with `fetched` when debuginfod gave them, and their
+// warnings go.
+void NoteFilesFoundWhileUnwinding(const unwinder::ProcessStacks& stacks,
+                                  CoreSummary& summary);
 
 }  // namespace unwindd::service
 

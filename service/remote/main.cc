@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "service/cli/binaries.h"
 #include "absl/strings/strip.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/unwinder.grpc.pb.h"
@@ -46,6 +47,8 @@ absl::StatusOr<std::string> GrpcTarget(absl::string_view address) {
       "invalid --server '", address, "' (unix:PATH or tcp:HOST:PORT)"));
 }
 
+std::string Absolute(const std::string& path);
+
 absl::StatusOr<v1::UnwindResponse> UnwindPid(v1::Unwinder::Stub& stub,
                                              const Command& cmd, pid_t pid) {
   v1::UnwindProcessRequest request;
@@ -55,6 +58,9 @@ absl::StatusOr<v1::UnwindResponse> UnwindPid(v1::Unwinder::Stub& stub,
   if (cmd.sources_given) {
     unwindd::service::SourcesToProto(cmd.sources, request.mutable_sources());
   }
+  for (const std::string& d : cmd.debug_dirs) request.add_debug_dirs(Absolute(d));
+  // --debuginfod asks the server to use its own servers (its --debuginfod).
+  request.set_debuginfod(!cmd.debuginfod_urls.empty());
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
   v1::UnwindResponse response;
@@ -89,6 +95,8 @@ absl::StatusOr<v1::UnwindResponse> UnwindCore(v1::Unwinder::Stub& stub,
   for (pid_t t : cmd.tids) o->add_tids(t);
   o->set_max_frames(cmd.max_frames);
   if (cmd.sources_given) unwindd::service::SourcesToProto(cmd.sources, o->mutable_sources());
+  for (const std::string& d : cmd.debug_dirs) o->add_debug_dirs(local ? Absolute(d) : d);
+  o->set_debuginfod(!cmd.debuginfod_urls.empty());
   int fd = -1;
   struct stat st;
   if (local) {
@@ -166,9 +174,22 @@ int Run(const std::string& target, const Command& cmd) {
     }
   }
   const unwindd::service::CoreSummary* summary = core ? &*core : nullptr;
+  // --symbols: here, from the files the server used, where this client may
+  // read them (the server stays symbol-free); never through debuginfod.
+  unwindd::service::FrameSymbols symbols;
+  if (cmd.symbols) {
+    Command local = cmd;
+    local.no_debuginfod = true;
+    local.debuginfod_urls.clear();
+    absl::StatusOr<std::unique_ptr<unwindd::service::Binaries>> b =
+        unwindd::service::Binaries::FromCommand(local);
+    if (!b.ok()) return Fail(b.status().message());
+    symbols = (*b)->Symbolize(*stacks);
+  }
+  const unwindd::service::FrameSymbols* sym = cmd.symbols ? &symbols : nullptr;
   std::string out = cmd.format == unwindd::service::Format::kJson
-                        ? unwindd::service::FormatJson(*stacks, summary)
-                        : unwindd::service::FormatText(*stacks, summary);
+                        ? unwindd::service::FormatJson(*stacks, summary, sym)
+                        : unwindd::service::FormatText(*stacks, summary, sym);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
 }

@@ -43,7 +43,57 @@ bool SetThreadGroups(const std::vector<gid_t>& groups) {
   return syscall(SYS_setgroups, groups.size(), groups.data()) == 0;
 }
 
+// The process's own supplementary groups: the main thread's, which never
+// takes a caller's identity (workers do). /proc/self/status is the main
+// thread's ("Groups:" line).
+std::vector<gid_t> OwnGroups() {
+  std::vector<gid_t> out;
+  FILE* f = fopen("/proc/self/status", "re");
+  if (f == nullptr) return out;
+  char line[4096];
+  while (fgets(line, sizeof line, f) != nullptr) {
+    absl::string_view l(line);
+    if (!absl::ConsumePrefix(&l, "Groups:")) continue;
+    for (absl::string_view g : absl::StrSplit(l, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
+      uint32_t v = 0;
+      if (absl::SimpleAtoi(g, &v) && out.size() < kMaxGroups) out.push_back(v);
+    }
+    break;
+  }
+  fclose(f);
+  return out;
+}
+
 }  // namespace
+
+ScopedOwnFsIdentity::ScopedOwnFsIdentity() {
+  if (geteuid() != 0) return;
+  const uid_t uid = geteuid();
+  const gid_t gid = getegid();
+  if (CurrentFsuid() == uid && CurrentFsgid() == gid) return;
+  absl::StatusOr<std::vector<gid_t>> groups = ThreadGroups();
+  if (!groups.ok()) return;
+  saved_groups_ = *std::move(groups);
+  saved_fsuid_ = CurrentFsuid();
+  saved_fsgid_ = CurrentFsgid();
+  switched_ = true;
+  // Back to root: uid first, which restores the filesystem capabilities
+  // the groups call does not need anyway (CAP_SETGID is not one).
+  syscall(SYS_setfsuid, uid);
+  syscall(SYS_setfsgid, gid);
+  SetThreadGroups(OwnGroups());
+}
+
+ScopedOwnFsIdentity::~ScopedOwnFsIdentity() {
+  if (!switched_) return;
+  // Groups before giving up root's fsuid, as ScopedFsIdentity does.
+  SetThreadGroups(saved_groups_);
+  syscall(SYS_setfsgid, saved_fsgid_);
+  syscall(SYS_setfsuid, saved_fsuid_);
+  if (CurrentFsuid() != saved_fsuid_ || CurrentFsgid() != saved_fsgid_) {
+    std::fprintf(stderr, "unwindd: cannot restore a worker's file identity\n");
+  }
+}
 
 std::string Caller::Describe() const {
   if (transport == Transport::kTcp) return absl::StrCat("tcp=", peer);

@@ -117,6 +117,25 @@ class ScopedFsIdentity {
   absl::Status status_;
 };
 
+// The opposite, inside a ScopedFsIdentity: this thread's filesystem
+// identity back to unwindd's own (its effective uid and gid and the main
+// thread's groups) for its lifetime. For what belongs to unwindd rather
+// than to the caller: its debuginfod cache (README "Binaries from
+// elsewhere"). A no-op when unwindd is not root (it never switched).
+class ScopedOwnFsIdentity {
+ public:
+  ScopedOwnFsIdentity();
+  ~ScopedOwnFsIdentity();
+  ScopedOwnFsIdentity(const ScopedOwnFsIdentity&) = delete;
+  ScopedOwnFsIdentity& operator=(const ScopedOwnFsIdentity&) = delete;
+
+ private:
+  bool switched_ = false;
+  uid_t saved_fsuid_ = 0;
+  gid_t saved_fsgid_ = 0;
+  std::vector<gid_t> saved_groups_;
+};
+
 }  // namespace unwindd::service
 
 #endif  // UNWINDD_SERVICE_SERVER_AUTH_H_

@@ -85,6 +85,9 @@ absl::StatusOr<UnwindResult> UnwindCoreFile(const Caller& caller,
   if (!target.ok()) return target.status();
   UnwindResult result = UnwindAndDescribe(**target, env, request.options);
   result.core = SummarizeCore((*target)->report(), request.server_path);
+  // Files the core's own lookup missed may have been found while unwinding
+  // (build-id directories, debuginfod).
+  NoteFilesFoundWhileUnwinding(result.stacks, *result.core);
   return result;
 }
 

@@ -55,6 +55,7 @@ struct CoreRequest {
   std::string exe;
   std::vector<pid_t> tids;
   unwinder::UnwindOptions options;
+  locate::LocateOptions locate;  // options.locate points here
   uint64_t max_decompressed_bytes = uint64_t{16} << 30;
 };
 

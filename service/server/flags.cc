@@ -35,7 +35,14 @@ const char kServerUsage[] =
     "  --max-mapping-table-bytes=N bytes of them per stream (default 64 MiB)\n"
     "  --module-cache-bytes=N      module cache budget (default 4 GiB, mapped)\n"
     "  --request-log=-|none|PATH   one JSON line per request (default stderr)\n"
-    "  --drain-timeout=10          seconds SIGTERM waits for running requests\n";
+    "  --drain-timeout=10          seconds SIGTERM waits for running requests\n"
+    "  --debug-dir=DIR             separate debug files (repeatable; default\n"
+    "                              /usr/lib/debug); requests may name others\n"
+    "  --debuginfod=URL            debuginfod servers for requests that ask\n"
+    "                              (repeatable; off by default, whatever\n"
+    "                              DEBUGINFOD_URLS says); cache: its own\n"
+    "  --debuginfod-timeout=30     seconds per fetch at most\n"
+    "  --debuginfod-max-bytes=N    largest file fetched (default 1 GiB)\n";
 
 namespace {
 
@@ -57,6 +64,7 @@ absl::Status Number(absl::string_view flag, absl::string_view v, T min, T max, T
 absl::StatusOr<ServerFlags> ParseServerFlags(absl::Span<const absl::string_view> args) {
   ServerFlags f;
   f.service.workers = std::max(2u, std::thread::hardware_concurrency());
+  bool debug_dirs_given = false;
   for (absl::string_view a : args) {
     absl::Status s;
     int seconds = 0;
@@ -128,6 +136,22 @@ absl::StatusOr<ServerFlags> ParseServerFlags(absl::Span<const absl::string_view>
     } else if (absl::ConsumePrefix(&a, "--drain-timeout=")) {
       s = Number<int>("--drain-timeout", a, 0, 3600, &seconds);
       f.drain_timeout = absl::Seconds(seconds);
+    } else if (absl::ConsumePrefix(&a, "--debug-dir=")) {
+      if (a.empty() || a[0] != '/') return Bad("--debug-dir takes an absolute path");
+      if (!debug_dirs_given) f.service.debug_dirs.clear();
+      debug_dirs_given = true;
+      f.service.debug_dirs.push_back(std::string(a));
+    } else if (absl::ConsumePrefix(&a, "--debuginfod=")) {
+      if (a.empty()) return Bad("empty --debuginfod URL");
+      std::string& urls = f.service.debuginfod.urls;
+      if (!urls.empty()) urls += " ";
+      absl::StrAppend(&urls, a);
+    } else if (absl::ConsumePrefix(&a, "--debuginfod-timeout=")) {
+      s = Number<int>("--debuginfod-timeout", a, 1, 3600, &seconds);
+      f.service.debuginfod.timeout = absl::Seconds(seconds);
+    } else if (absl::ConsumePrefix(&a, "--debuginfod-max-bytes=")) {
+      s = Number<uint64_t>("--debuginfod-max-bytes", a, 1, UINT64_MAX,
+                           &f.service.debuginfod.max_bytes);
     } else {
       return Bad(absl::StrCat("unknown argument '", a, "'"));
     }

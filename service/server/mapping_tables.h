@@ -36,6 +36,7 @@
 #include "proc/snapshot_target.h"
 #include "proto/unwinder.pb.h"
 #include "unwinder/address_space.h"
+#include "unwinder/locate/locator.h"
 
 namespace unwindd::service {
 
@@ -112,6 +113,12 @@ struct TableState {
   // needs it, dropped when the session keeps too many. `space` is built
   // over `counted`, which wraps `target`.
   arch::Arch arch = arch::Arch::kX86_64;
+  // The debug_dirs and debuginfod of the samples `space` was built for
+  // (samples naming the table with others get a space of their own), and
+  // the locate options `space` looks for files and debug information with.
+  std::vector<std::string> debug_dirs;
+  bool debuginfod = false;
+  locate::LocateOptions locate;
   std::unique_ptr<proc::SnapshotTarget> target;
   std::unique_ptr<proc::Target> counted;
   std::unique_ptr<unwinder::AddressSpace> space;

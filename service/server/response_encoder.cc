@@ -126,7 +126,9 @@ size_t ModuleSize(const SampleAnswer::Module& m) {
          VarintFieldSize(5, m.offset) + VarintFieldSize(6, m.load_bias) +
          StringFieldSize(7, m.file) + StringFieldSize(8, m.error) +
          VarintFieldSize(9, m.build_id_mismatch) + VarintFieldSize(10, m.from_memory) +
-         VarintFieldSize(11, m.load_bias_unknown);
+         VarintFieldSize(11, m.load_bias_unknown) + VarintFieldSize(12, m.fetched) +
+         StringFieldSize(13, m.debug_file) + StringFieldSize(14, m.debug_kind) +
+         VarintFieldSize(15, m.debug_fetched);
 }
 char* WriteModule(char* p, const SampleAnswer::Module& m) {
   p = StringField(p, 1, m.path);
@@ -139,7 +141,11 @@ char* WriteModule(char* p, const SampleAnswer::Module& m) {
   p = StringField(p, 8, m.error);
   p = VarintField(p, 9, m.build_id_mismatch);
   p = VarintField(p, 10, m.from_memory);
-  return VarintField(p, 11, m.load_bias_unknown);
+  p = VarintField(p, 11, m.load_bias_unknown);
+  p = VarintField(p, 12, m.fetched);
+  p = StringField(p, 13, m.debug_file);
+  p = StringField(p, 14, m.debug_kind);
+  return VarintField(p, 15, m.debug_fetched);
 }
 
 // message SampleError.

@@ -52,6 +52,13 @@ struct SampleAnswer {
     bool build_id_mismatch = false;
     bool from_memory = false;
     bool load_bias_unknown = false;
+    // Binaries from elsewhere: `file` came from debuginfod; the separate
+    // debug information the module used (owned: Module::debug_info()
+    // gives a copy).
+    bool fetched = false;
+    std::string debug_file;
+    std::string debug_kind;
+    bool debug_fetched = false;
   };
 
   uint64_t sample_id = 0;

@@ -62,6 +62,10 @@ v1::SnapshotResponse AsMessage(const SampleAnswer& a) {
     pm->set_build_id_mismatch(m.build_id_mismatch);
     pm->set_from_memory(m.from_memory);
     pm->set_load_bias_unknown(m.load_bias_unknown);
+    pm->set_fetched(m.fetched);
+    pm->set_debug_file(m.debug_file);
+    pm->set_debug_kind(m.debug_kind);
+    pm->set_debug_fetched(m.debug_fetched);
   }
   r.set_pid_ignored_reason(a.pid_ignored_reason);
   return r;
@@ -95,9 +99,11 @@ SampleAnswer Full() {
   a.stop_detail = "reading 0x7ffd0000: cannot read memory";
   a.modules.push_back({"/usr/lib/x86_64-linux-gnu/libc.so.6", "93ac61ec", 0x7f0000000000,
                        0x7f0000200000, 0x1000, 0x7f0000000000, "/srv/libc.so.6", "",
-                       false, false, false});
+                       false, false, false, true, "/usr/lib/debug/.build-id/93/ac61ec.debug",
+                       "debug", true});
   a.modules.push_back({"[vdso]", "", 0x7ffff7fc1000, 0x7ffff7fc3000, 0, 0, "",
-                       "[vdso] is unreadable", true, true, true});
+                       "[vdso] is unreadable", true, true, true, false, "", "minidebuginfo",
+                       false});
   a.frames.push_back({0x7f0000012345, 0x7ffd00001000, v1::METHOD_INITIAL, 0, 0x12345,
                       0x12345});
   a.frames.push_back({0x7ffff7fc1a00, 0x7ffd00001040, v1::METHOD_EH_FRAME, 1, 0xa00, 0xa00});

@@ -1,5 +1,7 @@
 #include "service/server/service.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <optional>
 #include <utility>
@@ -52,6 +54,19 @@ UnwinderService::UnwinderService(const ServiceOptions& options,
       pool_(options.workers, options.max_queued),
       watchdog_(kPollInterval) {
   vdso_ = ReadOwnVdso(cache_);
+  binaries_.debug_dirs = options.debug_dirs;
+  // Only --debuginfod turns it on. (Create() writes DEBUGINFOD_URLS, which
+  // libdebuginfod reads; the workers are idle this early.)
+  if (!options.debuginfod.urls.empty()) {
+    absl::StatusOr<std::unique_ptr<locate::Debuginfod>> d =
+        locate::Debuginfod::Create(options.debuginfod);
+    if (d.ok()) {
+      binaries_.debuginfod = *std::move(d);
+    } else {
+      std::fprintf(stderr, "unwindd: debuginfod: %s\n",
+                   std::string(d.status().message()).c_str());
+    }
+  }
   // The snapshot streams answer with bytes they encode themselves
   // (response_encoder.h) instead of SnapshotResponse messages: the same
   // RPCs and wire format, with handlers whose response type is the raw
@@ -197,11 +212,16 @@ grpc::Status UnwinderService::UnwindProcess(grpc::ServerContext* context,
   live.options.sources = *sources;
   absl::StatusOr<int> frames = Frames(request->max_frames());
   live.options.max_frames = *frames;
+  absl::StatusOr<locate::LocateOptions> locate = RequestLocateOptions(
+      binaries_, request->debug_dirs(), request->debuginfod(), "", *caller);
+  if (!locate.ok()) return done(locate.status());
+  live.locate = *std::move(locate);
+  live.options.locate = &live.locate;
   // Refuse early, before taking a worker; checked again once attached.
   s = CheckProcessAccess(*caller, live.pid);
   if (!s.ok()) return done(s);
 
-  UnwindEnv env{&cache_, &stats_.memory_bytes_read};
+  UnwindEnv env{&cache_, &stats_.memory_bytes_read, &binaries_};
   return done(RunUnwind(context, live.pid, log, live.options, response,
                         [&] { return UnwindLiveProcess(*caller, live, env); }));
 }
@@ -232,7 +252,12 @@ grpc::Status UnwinderService::UnwindCore(
   if (s.ok() && o.path_map_size() > options_.snapshot.max_path_maps) {
     s = absl::InvalidArgumentError("too many path_map entries");
   }
+  absl::StatusOr<locate::LocateOptions> locate =
+      RequestLocateOptions(binaries_, o.debug_dirs(), o.debuginfod(), o.sysroot(), *caller);
+  if (s.ok() && !locate.ok()) s = locate.status();
   if (!s.ok()) return done(s);
+  core.locate = *std::move(locate);
+  core.options.locate = &core.locate;
   core.options.max_frames = *Frames(o.max_frames());
   core.options.sources = *sources;
   core.max_decompressed_bytes = options_.max_decompressed_core_bytes;
@@ -279,7 +304,7 @@ grpc::Status UnwinderService::UnwindCore(
           "CoreOptions must set server_path or streamed_size"));
   }
 
-  UnwindEnv env{&cache_, &stats_.memory_bytes_read};
+  UnwindEnv env{&cache_, &stats_.memory_bytes_read, &binaries_};
   return done(RunUnwind(context, 0, log, core.options, response,
                         [&] { return UnwindCoreFile(*caller, core, env); }));
 }
@@ -305,7 +330,8 @@ class UnwinderService::SnapshotStream {
     limits.default_frames = service_.options_.default_frames;
     limits.max_frames = service_.options_.max_frames;
     session_.emplace(*caller,
-                     UnwindEnv{&service_.cache_, &service_.stats_.memory_bytes_read},
+                     UnwindEnv{&service_.cache_, &service_.stats_.memory_bytes_read,
+                               &service_.binaries_},
                      service_.build_ids_, service_.vdso_, limits);
     return absl::OkStatus();
   }

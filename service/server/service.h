@@ -21,6 +21,7 @@
 #include "grpcpp/grpcpp.h"
 #include "proto/unwinder.grpc.pb.h"
 #include "service/server/auth.h"
+#include "service/server/binaries.h"
 #include "service/server/pool.h"
 #include "service/server/snapshots.h"
 #include "service/server/stats.h"
@@ -47,6 +48,10 @@ struct ServiceOptions {
   uint64_t module_cache_bytes = uint64_t{4} << 30;
   bool allow_tcp_unwind_any = false;
   SnapshotLimits snapshot;
+  // --debug-dir (default /usr/lib/debug) and --debuginfod=URL (off when
+  // empty; the environment's DEBUGINFOD_URLS is ignored).
+  std::vector<std::string> debug_dirs = {"/usr/lib/debug"};
+  locate::DebuginfodOptions debuginfod;
 };
 
 class UnwinderService final : public v1::Unwinder::Service {
@@ -117,6 +122,7 @@ class UnwinderService final : public v1::Unwinder::Service {
   ServerStats stats_;
   unwinder::ModuleCache cache_;
   BuildIdIndex build_ids_;
+  ServerBinaries binaries_;
   VdsoImage vdso_;
   WorkPool pool_;
   Watchdog watchdog_;

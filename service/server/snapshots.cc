@@ -349,10 +349,21 @@ void SnapshotSession::DropSpace(TableState& t) {
 }
 
 absl::Status SnapshotSession::EnsureSpace(const std::shared_ptr<TableState>& table,
-                                          arch::Arch a) {
+                                          arch::Arch a, const v1::SnapshotRequest& r) {
   TableState& t = *table;
   t.last_use = ++clock_;
-  if (t.space != nullptr && t.arch == a) return absl::OkStatus();
+  const bool same_locate =
+      r.debuginfod() == t.debuginfod &&
+      r.debug_dirs_size() == static_cast<int>(t.debug_dirs.size()) &&
+      std::equal(r.debug_dirs().begin(), r.debug_dirs().end(), t.debug_dirs.begin());
+  if (t.space != nullptr && t.arch == a && same_locate) return absl::OkStatus();
+  // Checked before anything is dropped: a sample with bad debug_dirs (or
+  // debuginfod on a server without one) costs the table nothing.
+  static const ServerBinaries* const kDefaults = new ServerBinaries();
+  absl::StatusOr<locate::LocateOptions> locate = RequestLocateOptions(
+      env_.binaries != nullptr ? *env_.binaries : *kDefaults, r.debug_dirs(),
+      r.debuginfod(), t.def->sysroot, caller_);
+  if (!locate.ok()) return locate.status();
   DropSpace(t);
   // At most kMaxSpaces tables keep an address space (each has a step cache
   // and opened modules): the least recently used gives its up.
@@ -375,9 +386,12 @@ absl::Status SnapshotSession::EnsureSpace(const std::shared_ptr<TableState>& tab
       proc::SnapshotTarget::Create(a, 0, t.mappings);
   if (!target.ok()) return target.status();
   t.arch = a;
+  t.debug_dirs.assign(r.debug_dirs().begin(), r.debug_dirs().end());
+  t.debuginfod = r.debuginfod();
+  t.locate = *std::move(locate);
   t.target = *std::move(target);
   t.counted = CountReads(*t.target, env_.bytes_read);
-  t.space = std::make_unique<unwinder::AddressSpace>(*t.counted, *env_.cache);
+  t.space = std::make_unique<unwinder::AddressSpace>(*t.counted, *env_.cache, &t.locate);
   with_space_.push_back(table);
   return absl::OkStatus();
 }
@@ -429,6 +443,14 @@ void SnapshotSession::FillAnswer(const unwinder::ThreadStack& st, TableState& t,
       m.build_id_mismatch = mm.mismatch;
       m.from_memory = mm.from_memory;
       m.load_bias_unknown = !mm.bias_known;
+      m.fetched = mm.fetched;
+      if (mm.module != nullptr) {
+        if (std::optional<unwinder::DebugInfo> d = mm.module->debug_info()) {
+          m.debug_file = std::move(d->path);
+          m.debug_kind = std::move(d->kind);
+          m.debug_fetched = d->fetched;
+        }
+      }
     }
     af.module = index;
     af.rel_pc = f.rel_pc;
@@ -479,7 +501,7 @@ absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
   absl::StatusOr<std::shared_ptr<TableState>> table = TableFor(r, pid);
   if (!table.ok()) return table.status();
   TableState& t = **table;
-  s = EnsureSpace(*table, *a);
+  s = EnsureSpace(*table, *a, r);
   if (!s.ok()) return s;
 
   unwinder::UnwindOptions options;
@@ -513,7 +535,7 @@ absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
     pid = {false, false,
            absl::StrFormat("process %d exited while the sample was unwound", r.pid())};
     DropSpace(t);
-    s = EnsureSpace(*table, *a);
+    s = EnsureSpace(*table, *a, r);
     if (!s.ok()) return s;
     s = t.target->SetSample({r.tid(), *regs, r.stack_address(), stack, nullptr});
     if (!s.ok()) return s;

@@ -153,9 +153,11 @@ class SnapshotSession {
                                                        const PidUse& pid);
   absl::StatusOr<std::shared_ptr<TableState>> ProcTable(pid_t pid);
   void Resolve(TableState& t);
-  // `t`'s address space for `a`, built if it has none (or one for another
-  // arch).
-  absl::Status EnsureSpace(const std::shared_ptr<TableState>& t, arch::Arch a);
+  // `t`'s address space for `a` and `r`'s debug_dirs and debuginfod, built
+  // if it has none (or one for another arch, or other debug_dirs or
+  // debuginfod).
+  absl::Status EnsureSpace(const std::shared_ptr<TableState>& t, arch::Arch a,
+                           const v1::SnapshotRequest& r);
   void DropSpace(TableState& t);
   // Unwinds the sample set on `t.target`.
   unwinder::ThreadStack Walk(TableState& t, const arch::RegisterSet& regs,

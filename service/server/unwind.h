@@ -19,6 +19,8 @@
 #include "proc/target.h"
 #include "service/common/convert.h"
 #include "service/server/auth.h"
+#include "service/server/binaries.h"
+#include "unwinder/locate/locator.h"
 #include "unwinder/module_cache.h"
 #include "unwinder/unwinder.h"
 
@@ -28,6 +30,7 @@ namespace unwindd::service {
 struct UnwindEnv {
   unwinder::ModuleCache* cache = nullptr;
   std::atomic<uint64_t>* bytes_read = nullptr;  // counter, may be null
+  const ServerBinaries* binaries = nullptr;     // debug dirs, debuginfod
 };
 
 // Wraps a target so that every byte read from its memory is counted.
@@ -45,6 +48,9 @@ struct LiveRequest {
   pid_t pid = 0;
   std::vector<pid_t> tids;
   unwinder::UnwindOptions options;
+  // Where else to find files and debug information; options.locate
+  // points here.
+  locate::LocateOptions locate;
 };
 
 // Checks the caller may ptrace `pid`, attaches, checks again with the

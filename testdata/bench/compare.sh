@@ -2,22 +2,28 @@
 # Side-by-side unwinding speed on the same live threads, in one run:
 #   per stack: unwindd vs libdw (dwfl_getthread_frames) vs libunwind-ptrace,
 #              each attached once to the same stopped thread, N unwinds;
-#   whole command: `unwind pid` vs `eu-stack -p` on the same process.
+#   whole command: `unwind pid` vs `eu-stack -p` on the same process;
+#   perf.data: `unwind perf` vs `perf script -F ip` on the same recording,
+#              samples per CPU-second (user + system of the whole command),
+#              and `unwind perf` wall time with 1 and 2 unwinding threads.
 # floor_us is not an unwinder: one PTRACE_GETREGSET and one 512-byte
 # process_vm_readv of the same thread, the least any of them pays per stack.
 # Exits non-zero if any peer's frames differ from ours.
 #
-#   bazel run -c opt //testdata/bench:compare [-- ITERATIONS [RUNS]]
+#   bazel run -c opt //testdata/bench:compare [-- ITERATIONS [RUNS [PERF_SECONDS]]]
 set -euo pipefail
 ITER=${1:-1000}
 RUNS=${2:-20}
+PERF_SECONDS=${3:-4}
+SECTIONS=${COMPARE_SECTIONS:-live perf}  # COMPARE_SECTIONS=perf: only perf.data
 cd "${RUNFILES_DIR:-$0.runfiles}/unwindd" 2>/dev/null || cd "$(dirname "$0")/compare.runfiles/unwindd"
 B=testdata/bench
 unset DEBUGINFOD_URLS
 status=0
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
+tmp=$(mktemp -d)
+trap 'cleanup; rm -rf "$tmp"' EXIT
 
 start() {  # start PROGRAM: runs it, waits for its "ready" line; sets $pid
   local out; out=$(mktemp)
@@ -34,6 +40,7 @@ run_driver() {  # run_driver DRIVER PID TID -> "ns frames..."
   echo "$(sed -n 's/^ns_per_stack //p' <<<"$out") $(sed -n 's/^frames //p' <<<"$out")"
 }
 
+if [[ " $SECTIONS " == *" live "* ]]; then
 printf '%-24s %7s %6s %9s %12s %12s %12s %9s %9s\n' program tid frames \
   floor_us unwindd_us libdw_us libunwind_us libdw/us libunw/us
 for prog in demo threads_c_O2_nofp_pie recursion_O2_nofp_pie; do
@@ -64,4 +71,45 @@ t0=$(date +%s%N); for _ in $(seq "$RUNS"); do service/unwind pid "$pid" >/dev/nu
 for _ in $(seq "$RUNS"); do eu-stack -p "$pid" >/dev/null 2>&1; done; t2=$(date +%s%N)
 awk -v a=$(( (t1 - t0) / RUNS )) -v b=$(( (t2 - t1) / RUNS )) -v th="$(ls /proc/"$pid"/task | wc -l)" \
   'BEGIN { printf "\nwhole command, %d-thread demo: unwind pid %.2f ms, eu-stack -p %.2f ms, eu-stack/unwind %.1fx\n", th, a/1e6, b/1e6, b/a }'
+fi
+
+if [[ " $SECTIONS " == *" perf "* ]]; then
+# perf.data: a recording of the CPU-bound fixture (libc callbacks,
+# recursion, the vDSO, a signal handler, stacks deeper than the 8 KiB copy),
+# read by each tool, whole command, best of 3 by CPU time. `perf script -F
+# ip` prints only addresses, so its time is its reader and its unwinding
+# (libdw here); `unwind perf --format=perf-script` prints the same lines.
+cputime() {  # cputime OUT CMD...: runs CMD, appends "cpu_s wall_s" to OUT
+  local out=$1; shift
+  local TIMEFORMAT='%3U %3S %3R'
+  { time "$@" >/dev/null 2>&1; } 2>>"$out.raw"
+  awk '{ printf "%.3f %.3f\n", $1 + $2, $3 }' "$out.raw" | tail -1 >>"$out"
+}
+best() { sort -n "$1" | head -1; }  # the run with the least CPU
+start testdata/perf/perf_busy_O2_nofp_pie
+perf record -q -e cpu-clock -F 4000 --call-graph dwarf -p "$pid" -o "$tmp/perf.data" \
+  -- sleep "$PERF_SECONDS" >/dev/null 2>&1
+kill -9 "$pid"; wait "$pid" 2>/dev/null || true
+samples=$(service/unwind perf "$tmp/perf.data" --format=json -o - 2>/dev/null | grep -c '"pid"' || true)
+cat "$tmp/perf.data" >/dev/null  # in the page cache for every tool alike
+for _ in 1 2 3; do
+  cputime "$tmp/perf_script" perf script -F ip -i "$tmp/perf.data"
+  cputime "$tmp/ours_text" service/unwind perf "$tmp/perf.data" --format=perf-script --jobs=1 -o /dev/null
+  cputime "$tmp/ours_pprof" service/unwind perf "$tmp/perf.data" --format=pprof --jobs=1 -o /dev/null
+  cputime "$tmp/ours_j2" service/unwind perf "$tmp/perf.data" --format=pprof --jobs=2 -o /dev/null
+done
+read -r perf_cpu _ <<<"$(best "$tmp/perf_script")"
+read -r text_cpu _ <<<"$(best "$tmp/ours_text")"
+read -r pprof_cpu _ <<<"$(best "$tmp/ours_pprof")"
+read -r _ j1_wall <<<"$(sort -n -k2 "$tmp/ours_pprof" | head -1)"
+read -r _ j2_wall <<<"$(sort -n -k2 "$tmp/ours_j2" | head -1)"
+mb=$(( $(stat -c %s "$tmp/perf.data") / 1048576 ))
+awk -v n="$samples" -v mb="$mb" -v p="$perf_cpu" -v t="$text_cpu" -v q="$pprof_cpu" -v w1="$j1_wall" -v w2="$j2_wall" 'BEGIN {
+  printf "\nperf.data, %d samples of perf_busy (%d MB):\n", n, mb
+  printf "  %-40s %8.3f CPU-s %10.0f samples/CPU-s\n", "perf script -F ip", p, n / p
+  printf "  %-40s %8.3f CPU-s %10.0f samples/CPU-s %6.1fx\n", "unwind perf --format=perf-script", t, n / t, p / t
+  printf "  %-40s %8.3f CPU-s %10.0f samples/CPU-s %6.1fx\n", "unwind perf --format=pprof", q, n / q, p / q
+  printf "  unwind perf --format=pprof wall: --jobs=1 %.3f s, --jobs=2 %.3f s (%.2fx)\n", w1, w2, w1 / w2
+}'
+fi
 exit $status

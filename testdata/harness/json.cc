@@ -8,6 +8,10 @@
 
 namespace unwindd::harness {
 
+JsonValue::JsonValue(Type type) : type_(type) {}
+
+JsonValue JsonValue::Null() { return JsonValue(Type::kNull); }
+
 JsonValue JsonValue::Bool(bool b) {
   JsonValue v(Type::kBool);
   v.bool_ = b;

@@ -32,7 +32,7 @@ class JsonValue {
  public:
   enum class Type { kNull, kBool, kNumber, kString, kArray, kObject };
 
-  static JsonValue Null() { return JsonValue(Type::kNull); }
+  static JsonValue Null();
   static JsonValue Bool(bool b);
   // `literal` must already be a valid JSON number; the parser guarantees it.
   static JsonValue Number(std::string literal);
@@ -61,7 +61,9 @@ class JsonValue {
   std::optional<int64_t> AsInt64() const;
 
  private:
-  explicit JsonValue(Type type) : type_(type) {}
+  // Out of line: clang instantiates the members' destructors where the
+  // constructor is defined, and JsonMember is still incomplete here.
+  explicit JsonValue(Type type);
 
   Type type_;
   bool bool_ = false;

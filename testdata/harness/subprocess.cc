@@ -199,6 +199,11 @@ absl::Status WaitUntilSettled(pid_t pid, absl::Duration timeout) {
 
 absl::StatusOr<RunningProgram> StartProgram(const std::string& path,
                                             absl::Duration ready_timeout) {
+  return StartProgram(path, ready_timeout, Settle::kWait);
+}
+
+absl::StatusOr<RunningProgram> StartProgram(const std::string& path,
+                                            absl::Duration ready_timeout, Settle settle) {
   absl::StatusOr<Spawned> spawned = Spawn({path}, /*capture_stderr=*/false);
   if (!spawned.ok()) return spawned.status();
   // From here on the RAII object owns the child, on every return path.
@@ -228,6 +233,7 @@ absl::StatusOr<RunningProgram> StartProgram(const std::string& path,
     return absl::FailedPreconditionError(
         absl::StrCat(path, ": expected \"ready\\n\", got \"", line, "\""));
   }
+  if (settle == Settle::kNo) return program;
   absl::Status settled = WaitUntilSettled(
       spawned->pid, std::max(deadline - absl::Now(), absl::Seconds(1)));
   if (!settled.ok()) return settled;

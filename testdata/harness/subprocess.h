@@ -48,6 +48,11 @@ class RunningProgram {
 // (WaitUntilSettled).
 absl::StatusOr<RunningProgram> StartProgram(
     const std::string& path, absl::Duration ready_timeout = absl::Seconds(10));
+// The same for a program that keeps running (a CPU-bound fixture): with
+// Settle::kNo, only its "ready" line is waited for.
+enum class Settle { kWait, kNo };
+absl::StatusOr<RunningProgram> StartProgram(const std::string& path,
+                                            absl::Duration ready_timeout, Settle settle);
 
 // Waits until every thread of `pid` is blocked in a system call and stays
 // there: /proc/PID/task/TID/syscall (syscall number, arguments, sp, pc) is a

@@ -7,9 +7,17 @@
 //
 // Differences are counted by cause and printed; any sample no named cause
 // explains fails the test. The named causes:
-//   epilogue_saved_register_below_sp   TODO(issue 13): ours, being fixed
-//   frame0_after_rt_sigreturn_syscall  TODO(issue 13): ours, reported
-//   perf_refuses_last_word_of_stack_copy  perf's (source quoted below)
+//   perf_refuses_last_word_of_stack_copy  perf's (source quoted below);
+//       objdump confirms our extra outermost frame is a call site
+//   empty_stack_copy_perf_prints_nothing  perf's (machine.c quoted below);
+//       readelf confirms no frame but ours can be known there
+//   first_samples_perf_prints_nothing  perf's (unwind-libunwind.c quoted
+//       below); readelf confirms CFI covers frame 0, and the slot it
+//       names lies past the stack copy
+//   in_rt_sigreturn_ours_goes_on  frame 0 is inside the kernel's
+//       rt_sigreturn (just past `syscall`), where no FDE reaches: we
+//       restore the signal frame and go on, perf stops; objdump and readelf
+//       confirm both facts
 // The kernel part of each callchain must equal perf's in every sample.
 #include <cstdio>
 #include <cstring>
@@ -30,6 +38,8 @@
 #include "proc/perf/process_maps.h"
 #include "proc/perf/testing/recording.h"
 #include "service/cli/perf_script/perf_script.h"
+#include "testdata/harness/binutils_facts.h"
+#include "testdata/harness/subprocess.h"
 #include "testdata/harness/tools.h"
 #include "unwinder/unwinder.h"
 
@@ -100,6 +110,7 @@ struct OurSample {
   std::string header;
   std::vector<uint64_t> kernel;
   std::vector<Frame> user;
+  std::vector<unwinder::Method> methods;  // per user frame
   unwinder::StopReason stop = unwinder::StopReason::kEndOfStack;
   std::string stop_detail;
   std::string error;  // the sample could not be prepared
@@ -153,10 +164,11 @@ class Unwinder : public proc::perf::EventHandler {
       if (!t.frames.empty()) s.last_sp = t.frames.back().sp;
       s.stack_start = p->target->InitialRegisters(e.sample.tid)->sp();
       s.stack_end = s.stack_start + e.sample.valid_stack().size();
+      const cli::PerfScriptMappings table(space.target->mappings());
       for (size_t i = 0; i < t.frames.size(); ++i) {
-        cli::PerfFrameAddress a =
-            cli::PerfScriptAddress(t.frames, i, space.target->mappings());
-        s.user.push_back({a.address, a.dso});
+        cli::PerfFrameAddress a = table.Address(t.frames, i);
+        s.user.push_back({a.address, std::string(a.dso)});
+        s.methods.push_back(t.frames[i].method);
       }
     }
     p->target->ClearSample();
@@ -188,34 +200,49 @@ bool IsPrefix(const std::vector<Frame>& a, const std::vector<Frame>& b) {
   return true;
 }
 
-// Whether the address in the unwinder's "reading saved rN (...) at 0xADDR"
-// is below `sp`: a save slot the epilogue has already popped, outside the
-// stack copy that starts at SP.
-bool SlotBelow(const std::string& detail, uint64_t sp) {
-  size_t at = detail.find(" at 0x");
-  if (at == std::string::npos) return false;
-  size_t end = detail.find_first_not_of("0123456789abcdef", at + 6);
-  uint64_t addr;
-  if (!absl::SimpleHexAtoi(detail.substr(at + 6, end - at - 6), &addr)) return false;
-  return addr < sp;
+// A binutils fact, where an error (a frame without a file) confirms nothing.
+bool Confirmed(const absl::StatusOr<bool>& fact) {
+  if (!fact.ok()) ADD_FAILURE() << fact.status();
+  return fact.ok() && *fact;
 }
 
-// Whether `f` (perf's frame 0, exact) is the instruction right after
-// `mov $15,%rax; syscall` (x86_64 rt_sigreturn), read from the file.
-bool IsAfterSigreturnSyscall(const Frame& f) {
-  FILE* file = fopen(f.dso.c_str(), "rb");
-  if (file == nullptr || f.address < 9) {
-    if (file) fclose(file);
-    return false;
-  }
-  unsigned char code[9];
-  bool ok = fseek(file, static_cast<long>(f.address - 9), SEEK_SET) == 0 &&
-            fread(code, 1, 9, file) == 9;
-  fclose(file);
-  static const unsigned char kSigreturn[9] = {0x48, 0xc7, 0xc0, 0x0f, 0x00,
-                                              0x00, 0x00, 0x0f, 0x05};
-  return ok && memcmp(code, kSigreturn, 9) == 0;
+// The binutils facts about a frame perf script printed (a file offset).
+bool NoFde(const Frame& f) {
+  absl::StatusOr<uint64_t> a = harness::FileAddress(f.dso, f.address);
+  if (!a.ok()) return Confirmed(a.status());
+  absl::StatusOr<std::optional<std::pair<uint64_t, uint64_t>>> fde =
+      harness::FdeCovering(f.dso, *a);
+  if (!fde.ok()) ADD_FAILURE() << fde.status();
+  return fde.ok() && !fde->has_value();
 }
+absl::StatusOr<bool> IsCallSite(const Frame& f) {
+  absl::StatusOr<uint64_t> a = harness::FileAddress(f.dso, f.address);
+  if (!a.ok()) return a.status();
+  return harness::IsCallSite(f.dso, *a);
+}
+absl::StatusOr<bool> ReturnAddressUndefinedAt(const Frame& f) {
+  absl::StatusOr<uint64_t> a = harness::FileAddress(f.dso, f.address);
+  if (!a.ok()) return a.status();
+  return harness::ReturnAddressUndefinedAt(f.dso, *a);
+}
+absl::StatusOr<bool> FollowsRtSigreturn(const Frame& f) {
+  absl::StatusOr<uint64_t> a = harness::FileAddress(f.dso, f.address);
+  if (!a.ok()) return a.status();
+  return harness::FollowsRtSigreturn(f.dso, *a);
+}
+
+// Our stop detail names the address it could not read ("... at 0xADDR:
+// ..."); true when that address is at or past the stack copy's end.
+bool SlotPastCopy(const std::string& detail, uint64_t stack_end) {
+  const size_t at = detail.find(" at 0x");
+  if (at == std::string::npos) return false;
+  absl::string_view rest = absl::string_view(detail).substr(at + 6);
+  rest = rest.substr(0, rest.find_first_not_of("0123456789abcdef"));
+  uint64_t slot = 0;
+  return absl::SimpleHexAtoi(rest, &slot) && slot >= stack_end;
+}
+
+std::string UnwindBinary() { return harness::RunfilesRoot() + "/service/unwind"; }
 
 struct Case {
   std::string fixture;  // under testdata/perf/
@@ -261,6 +288,22 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
 
   ASSERT_EQ(ours.samples.size(), theirs.size());
   ASSERT_GT(theirs.size(), 100u) << "too few samples to say anything";
+
+  // `unwind perf` (the CLI, its threads and its perf-script output) prints
+  // exactly what the library path above gives, sample by sample.
+  absl::StatusOr<harness::ToolOutput> cli =
+      harness::RunTool({"env", absl::StrCat("HOME=", dir), UnwindBinary(), "perf", *data,
+                        "--format=perf-script", "--jobs=2"},
+                       absl::Seconds(120));
+  ASSERT_TRUE(cli.ok()) << cli.status();
+  ASSERT_EQ(cli->exit_code, 0) << cli->stderr_text;
+  std::vector<ScriptSample> printed = ParsePerfScript(cli->stdout_text);
+  ASSERT_EQ(printed.size(), ours.samples.size());
+  for (size_t i = 0; i < printed.size(); ++i) {
+    EXPECT_EQ(printed[i].header, ours.samples[i].header) << "sample " << i;
+    EXPECT_EQ(printed[i].kernel, ours.samples[i].kernel) << "sample " << i;
+    EXPECT_TRUE(printed[i].user == ours.samples[i].user) << "sample " << i;
+  }
   std::map<std::string, int> causes;
   int shown = 0;
   for (size_t i = 0; i < theirs.size(); ++i) {
@@ -273,35 +316,51 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
       cause = t.user.empty() ? "no_user_frames_both" : "not_prepared";
     } else if (o.user == t.user) {
       cause = "match";
-    } else if (o.error.empty() && o.user.size() == 1 && !t.user.empty() &&
-               o.user[0] == t.user[0] &&
-               o.stop == unwinder::StopReason::kNoUnwindInfo &&
-               IsAfterSigreturnSyscall(t.user[0])) {
-      // TODO(issue 13): frame 0 is the instruction after the rt_sigreturn
-      // syscall of glibc's __restore_rt (the sample hit the kernel inside
-      // sigreturn), one past the end of the FDE glibc gives __restore_rt
-      // (x86_64 libc: [0x3c04f, 0x3c059), pc 0x3c059), so no CFI covers
-      // it and our walk stops; perf (libunwind) recognises the sigreturn
-      // frame. An unwinder bug (reported to the lead), not a reader one.
-      cause = "frame0_after_rt_sigreturn_syscall";
+    } else if (!t.user.empty() && o.user.size() > 1 && o.user[0] == t.user[0] &&
+               o.methods[1] == unwinder::Method::kSignal &&
+               Confirmed(FollowsRtSigreturn(t.user[0])) && NoFde(t.user[0])) {
+      // Ours goes further: the sample hit the kernel inside rt_sigreturn,
+      // so frame 0 is just past glibc's `mov $0xf,%rax; syscall`, outside
+      // every FDE (glibc's for __restore_rt ends at the syscall's end);
+      // perf (libunwind) finds no CFI and stops or guesses, while we
+      // recognise the trampoline (arch/x86_64/signal_frame.h) and restore
+      // the signal frame sp still points at. Both facts come from
+      // objdump/readelf.
+      cause = "in_rt_sigreturn_ours_goes_on";
+    } else if (t.user.empty() && o.user.size() == 1 && o.stack_end == o.stack_start &&
+               (Confirmed(ReturnAddressUndefinedAt(o.user[0])) || NoFde(o.user[0]))) {
+      // perf does no DWARF unwinding of a sample whose stack copy is empty
+      // (tools/perf/util/machine.c: "if (!(sample->user_regs.regs &&
+      // sample->user_stack.size)) return 0"), and prints no user frame; we
+      // give frame 0 from the registers. readelf confirms nothing more can
+      // be known there: the CFI marks it the outermost frame, or no FDE
+      // covers it (a new thread at its start: clone3's child).
+      cause = "empty_stack_copy_perf_prints_nothing";
+    } else if (t.user.empty() && o.user.size() == 1 && o.stack_end > o.stack_start &&
+               o.stop == unwinder::StopReason::kMemoryError &&
+               SlotPastCopy(o.stop_detail, o.stack_end) && !NoFde(o.user[0])) {
+      // A process's first samples (the dynamic loader's start-up): perf
+      // prints no user frame at all, not even the sampled PC, while its
+      // per-process unwinder is not set up yet (tools/perf/util/
+      // unwind-libunwind.c: "if (ops) return ops->get_entries(...);
+      // return 0;", the ops being chosen from the first mapping whose file
+      // type it can read). We give frame 0 from the registers and stop:
+      // the return address's slot lies past the stack copy's end (the
+      // kernel copied less than the frame: a page not yet present), as our
+      // stop detail names it, and readelf confirms that an FDE covers the
+      // PC, so the CFI, not a guess, put the slot there.
+      cause = "first_samples_perf_prints_nothing";
     } else if (o.user.size() == t.user.size() + 1 && IsPrefix(t.user, o.user) &&
-               o.last_sp == o.stack_end && t.minus_one_tail) {
+               o.last_sp == o.stack_end && t.minus_one_tail &&
+               Confirmed(IsCallSite(o.user.back()))) {
       // perf's gap, not ours: our outermost frame's return address is the
       // last 8 bytes of the stack copy (its CFA is the copy's end), which
       // perf's libunwind access_mem refuses ("addr + sizeof(unw_word_t) >=
       // end" in tools/perf/util/unwind-libunwind-local.c; libdw's check in
       // unwind-libdw.c is "> end"), so perf reads 0 there and prints a
-      // last frame ffffffffffffffff instead.
+      // last frame ffffffffffffffff instead. objdump confirms that the
+      // instruction before our extra return address is a call.
       cause = "perf_refuses_last_word_of_stack_copy";
-    } else if (o.stop == unwinder::StopReason::kMemoryError &&
-               absl::StrContains(o.stop_detail, "reading saved") &&
-               SlotBelow(o.stop_detail, o.stack_start) && IsPrefix(o.user, t.user)) {
-      // TODO(issue 13): the unwinder reads every saved register eagerly; in
-      // an epilogue the CFI still names a save slot below SP, outside the
-      // stack copy, and the walk stops. The lead is making register
-      // recovery lazy (unwinder/cfi); then this cause must disappear and
-      // this branch go.
-      cause = "epilogue_saved_register_below_sp";
     } else {
       cause = "other";
       if (shown++ < 10) {
@@ -328,9 +387,6 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
   std::printf("%s: %zu samples: %s\n", c.Name().c_str(), theirs.size(), summary.c_str());
   EXPECT_EQ(causes["other"], 0) << summary;
   EXPECT_EQ(causes["not_prepared"], 0) << summary;
-  // At least the cause TODO(issue 13) names must be rare; the lead tightens
-  // this to 0 with the lazy register recovery.
-  EXPECT_LT(causes["epilogue_saved_register_below_sp"], theirs.size() / 20) << summary;
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -74,8 +74,9 @@ absl::StatusOr<uint64_t> Applier::Cfa() const {
     case CfaRule::Kind::kRegOffset: {
       const int reg = row_.cfa.reg;
       if (!regs_.Valid(reg)) {
-        return absl::FailedPreconditionError(absl::StrFormat(
-            "CFA register %s is not available", RegName(regs_.arch(), reg)));
+        // Unknown: e.g. its save slot in the frame below could not be read.
+        return absl::OutOfRangeError(absl::StrFormat(
+            "CFA register %s has no known value", RegName(regs_.arch(), reg)));
       }
       return AddOffset(regs_.Get(reg), row_.cfa.offset, regs_.mask(),
                        [] { return std::string("CFA"); });
@@ -187,15 +188,22 @@ absl::StatusOr<ApplyResult> Applier::Run() {
         if (regs_.Valid(r)) out.caller.Set(r, regs_.Get(r));
         continue;
       }
-      uint64_t saved = 0;
-      if (rule.kind == Kind::kOffset &&
-          rules::ReadSavedAt(cfa_, rule.value, regs_.mask(), read_word, &saved)) {
-        out.caller.Set(r, saved);
+      if (rule.kind == Kind::kOffset) {
+        // An unreadable save slot leaves the register unknown (rules.h).
+        uint64_t saved = 0;
+        if (rules::ReadSavedAt(cfa_, rule.value, regs_.mask(), read_word, &saved)) {
+          out.caller.Set(r, saved);
+        }
         continue;
       }
     }
     absl::StatusOr<RuleValue> v = Eval(r);
-    if (!v.ok()) return v.status();
+    if (!v.ok()) {
+      // The same for a value an expression could not read: unknown, unless
+      // it is the return address.
+      if (r != ra && absl::IsOutOfRange(v.status())) continue;
+      return v.status();
+    }
     if (v->value.has_value()) out.caller.Set(r, *v->value);
     if (r == ra) ra_value = *v;
   }
@@ -211,8 +219,8 @@ absl::StatusOr<ApplyResult> Applier::Run() {
     out.ra_undefined = true;
     out.caller.Invalidate(info_.pc);
   } else if (!ra_value->value.has_value()) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("return address %s has no value in this frame",
+    return absl::OutOfRangeError(
+        absl::StrFormat("return address %s has no known value in this frame",
                         RegName(regs_.arch(), ra)));
   } else {
     // aarch64: when row_.ra_signed the value still carries its PAC bits; the

@@ -27,9 +27,11 @@ struct ApplyResult {
   bool ra_undefined = false;
 };
 
-// Errors: FailedPrecondition if the row has no CFA rule or needs a register
-// that is not valid in `regs`; OutOfRange if memory is unreadable (message
-// names the address); DataLoss/Unimplemented from expressions.
+// Errors: FailedPrecondition if the row has no CFA rule; OutOfRange if the
+// CFA or the return address needs memory that is unreadable (the message
+// names the address) or a register whose value is unknown; DataLoss /
+// Unimplemented from expressions. A callee-saved register whose value
+// cannot be read is left unknown in the result (cfi/rules.h).
 absl::StatusOr<ApplyResult> ApplyRow(const Row& row,
                                      const arch::RegisterSet& regs,
                                      memory::Memory& memory,

@@ -179,9 +179,9 @@ TEST_F(ApplyTest, CfaErrors) {
   Row row;  // no CFA rule
   row.return_address_register = kRip;
   EXPECT_EQ(Apply(row).status().code(), absl::StatusCode::kFailedPrecondition);
-  row = CfaRow(10, 8);  // r10 not valid in the callee
+  row = CfaRow(10, 8);  // r10 has no known value in the callee
   absl::StatusOr<ApplyResult> r = Apply(row);
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kOutOfRange);
   EXPECT_THAT(r.status().message(), HasSubstr("r10"));
   // The CFA may not wrap around the address space.
   regs_.Set(kRbx, ~uint64_t{0} - 4);
@@ -205,17 +205,37 @@ TEST_F(ApplyTest, UnreadableMemoryIsOutOfRange) {
   // Also through DW_CFA_expression.
   const std::vector<uint8_t> far = {0x0a, 0x00, 0x10, 0x22};  // CFA+0x1000
   row = CfaRow(kRsp, 8);
-  row.regs[kRip] = {Kind::kOffset, -8, {}};
-  row.regs[kRbx] = {Kind::kExpression, 0, far};
+  row.regs[kRip] = {Kind::kExpression, 0, far};
   r = Apply(row);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kOutOfRange);
   EXPECT_THAT(r.status().message(), HasSubstr("0x8008"));
 }
 
+// Recovery is lazy (rules.h): a callee-saved register whose slot cannot be
+// read is unknown in the caller, not an error, whichever rule names the
+// slot; only the return address and the CFA must be known.
+TEST_F(ApplyTest, AnUnreadableSaveSlotLeavesTheRegisterUnknown) {
+  const std::vector<uint8_t> far = {0x0a, 0x00, 0x10, 0x22};  // CFA+0x1000
+  regs_.Set(kRbx, 0x1234);
+  regs_.Set(kRbp, 0x5678);
+  Row row = CfaRow(kRsp, 8);
+  row.regs[kRip] = {Kind::kOffset, -8, {}};
+  row.regs[kRbx] = {Kind::kOffset, -0x100, {}};     // below what is mapped
+  row.regs[kRbp] = {Kind::kExpression, 0, far};     // above it
+  ApplyResult r = Ok(row);
+  EXPECT_FALSE(r.caller.Valid(kRbx));
+  EXPECT_FALSE(r.caller.Valid(kRbp));
+  EXPECT_TRUE(r.caller.Valid(kRip));
+  // ... and a CFA that needs one of them is an unreadable value.
+  absl::StatusOr<ApplyResult> next =
+      ApplyRow(CfaRow(kRbx, 16), r.caller, mem_, 0);
+  EXPECT_EQ(next.status().code(), absl::StatusCode::kOutOfRange);
+}
+
 TEST_F(ApplyTest, ReturnAddressWithoutValue) {
   Row row = CfaRow(kRsp, 8);
-  row.regs[kRip] = {Kind::kRegister, 0, {}};  // rax: invalid in the callee
-  EXPECT_EQ(Apply(row).status().code(), absl::StatusCode::kFailedPrecondition);
+  row.regs[kRip] = {Kind::kRegister, 0, {}};  // rax: unknown in the callee
+  EXPECT_EQ(Apply(row).status().code(), absl::StatusCode::kOutOfRange);
   row.return_address_register = arch::kMaxRegisters;
   EXPECT_EQ(Apply(row).status().code(), absl::StatusCode::kDataLoss);
 }

@@ -61,9 +61,10 @@ class CompactRow {
   };
   // Replaces the callee's registers `regs` by the caller's, reading saved
   // values with `read(addr, &value)` (false: unreadable). Fails if the CFA
-  // register is not valid, an address wraps or leaves the target's address
-  // width, or a read fails. Like ApplyRow, an outermost frame's rules are
-  // still evaluated (a failing one is an error, not the end of the stack).
+  // register is not valid, the CFA's address wraps or leaves the target's
+  // address width, or the return address cannot be read; a callee-saved
+  // register whose slot cannot be read becomes unknown (rules.h), as in
+  // ApplyRow.
   template <typename ReadWord>
   Result ApplyInPlace(arch::RegisterSet& regs, const ArchFacts& arch,
                       ReadWord&& read) const;
@@ -94,19 +95,26 @@ CompactRow::Result CompactRow::ApplyInPlace(arch::RegisterSet& regs,
   if (!ra_undefined_ && !rules::ReadSavedAt(cfa, ra_offset_, mask, read, &ra)) {
     return Result::kFailed;
   }
+  if (ra_undefined_) return Result::kOutermost;
   uint64_t saved[kMaxSaved];
+  uint32_t unknown = 0;  // bit i: saved_reg_[i]'s slot could not be read
   for (int i = 0; i < num_saved_; ++i) {
     if (!rules::ReadSavedAt(cfa, saved_offset_[i], mask, read, &saved[i])) {
-      return Result::kFailed;
+      unknown |= uint32_t{1} << i;
     }
   }
-  if (ra_undefined_) return Result::kOutermost;
   // Every rule read the callee's registers; now they become the caller's.
   // Columns past num_regs are not tracked (ApplyRow drops them too).
   regs.KeepValid(arch.keep_valid);
   // Every register number was checked by From; every value is a word read
   // at the target's width or the CFA, checked against `mask` above.
-  for (int i = 0; i < num_saved_; ++i) regs.SetUnchecked(saved_reg_[i], saved[i]);
+  for (int i = 0; i < num_saved_; ++i) {
+    if ((unknown >> i) & 1) {
+      regs.Invalidate(saved_reg_[i]);
+    } else {
+      regs.SetUnchecked(saved_reg_[i], saved[i]);
+    }
+  }
   regs.SetUnchecked(ra_reg_, ra);
   regs.SetUnchecked(arch.pc, ra);
   regs.SetUnchecked(arch.sp, cfa);

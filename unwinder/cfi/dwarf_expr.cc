@@ -430,8 +430,11 @@ absl::Status Evaluator::Register(uint64_t reg, int64_t offset, bool plain) {
         reg < arch::kMaxRegisters
             ? arch::RegisterName(ctx_.arch, static_cast<int>(reg))
             : "";
-    return Error(absl::StatusCode::kFailedPrecondition,
-                 absl::StrFormat("%s register %u (%s) is not available",
+    // A register without a known value (its save slot in the frame below
+    // could not be read: cfi/rules.h) is like unreadable memory.
+    return Error(reg < arch::kMaxRegisters ? absl::StatusCode::kOutOfRange
+                                           : absl::StatusCode::kUnimplemented,
+                 absl::StrFormat("%s register %u (%s) has no known value",
                                  plain ? "DW_OP_reg" : "DW_OP_breg", reg,
                                  name.empty() ? "?" : name));
   }

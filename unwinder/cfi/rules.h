@@ -34,6 +34,13 @@ inline bool OffsetAddress(uint64_t base, int64_t offset, uint64_t mask,
 // "Saved at CFA + offset" (DW_CFA_offset and friends): the word at that
 // address, read with `read(addr, &value)` (false: unreadable). False when
 // the address is invalid (OffsetAddress) or the word cannot be read.
+//
+// Recovery is lazy (gdb, libunwind and framehop do the same): when this
+// fails for a callee-saved register, the caller's register is unknown, not
+// an error, since the row may describe a save slot that is already gone (an
+// epilogue popped it; it lies below a sample's stack copy, which starts at
+// sp). Only a return address or a CFA that needs such a value stops the
+// walk, and that is a memory error.
 template <typename ReadWord>
 inline bool ReadSavedAt(uint64_t cfa, int64_t offset, uint64_t mask,
                         ReadWord&& read, uint64_t* value) {

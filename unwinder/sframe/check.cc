@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -90,9 +91,16 @@ std::string Differences(const Outcome& s, const Outcome& e) {
 class Checker {
  public:
   Checker(Module& module, const SframeSection& sframe, CheckReport& report)
-      : module_(module), sframe_(sframe), report_(report) {}
+      : module_(module),
+        sframe_(sframe),
+        report_(report),
+        max_steps_(kCheckStepsBase +
+                   kCheckStepsPerFileByte * module.image_size()) {}
 
   void CheckFde(const Fde& fde);
+  // The step budget is spent: no further FDE is checked.
+  bool exhausted() const { return steps_ >= max_steps_; }
+  uint64_t max_steps() const { return max_steps_; }
 
  private:
   void CheckRange(const Fde& fde, const Fre& fre, uint64_t lo, uint64_t hi);
@@ -105,6 +113,8 @@ class Checker {
   const SframeSection& sframe_;
   CheckReport& report_;
   const SourcePolicy eh_only_ = SourcePolicy::Of({Source::kEhFrame});
+  const uint64_t max_steps_;
+  uint64_t steps_ = 0;  // row lookups and comparisons so far
 };
 
 void Checker::CheckFde(const Fde& fde) {
@@ -117,13 +127,38 @@ void Checker::CheckFde(const Fde& fde) {
   const uint64_t block =
       fde.pc_type == kPcTypeMask ? fde.rep_size : fde.func_size;
   if (block == 0) return;
-  for (uint64_t base = fde.func_start; base < fde.func_end(); base += block) {
-    const uint64_t block_end = std::min(base + block, fde.func_end());
-    for (size_t j = 0; j < fres->size(); ++j) {
+  // The function's code as far as the file has it, and no further than
+  // the per-function limit.
+  const uint64_t in_file = module_.ImageBytesAt(fde.func_start).size();
+  const uint64_t size = std::min<uint64_t>(
+      {fde.func_size, in_file, kMaxCheckedPcsPerFunction});
+  const uint64_t end = fde.func_start + size;
+  if (size < fde.func_size) {
+    report_.errors.push_back(absl::StrFormat(
+        "FDE %u (function 0x%x): claims 0x%x bytes, of which the file has "
+        "0x%x (at most 0x%x are checked per function); checked 0x%x-0x%x "
+        "only",
+        fde.index, fde.func_start, fde.func_size, in_file,
+        kMaxCheckedPcsPerFunction, fde.func_start, end));
+  }
+  // Only FREs that start inside a block cover any of it: with those alone,
+  // the loops below take at most one step per PC, however many FREs the
+  // FDE lists (a PCMASK FDE repeats them in every block).
+  std::vector<size_t> starting;
+  for (size_t j = 0; j < fres->size(); ++j) {
+    if ((*fres)[j].start < block) starting.push_back(j);
+  }
+  for (uint64_t base = fde.func_start; base < end; base += block) {
+    const uint64_t block_end = std::min(base + block, end);
+    for (size_t k = 0; k < starting.size(); ++k) {
+      if (exhausted()) return;
+      const size_t j = starting[k];
       const uint64_t lo = base + (*fres)[j].start;
-      const uint64_t hi = j + 1 < fres->size()
-                              ? std::min(base + (*fres)[j + 1].start, block_end)
-                              : block_end;
+      const uint64_t hi =
+          k + 1 < starting.size()
+              ? std::min(base + (*fres)[starting[k + 1]].start, block_end)
+              : block_end;
+      ++steps_;
       if (lo < hi) CheckRange(fde, (*fres)[j], lo, hi);
     }
   }
@@ -137,7 +172,8 @@ void Checker::CheckRange(const Fde& fde, const Fre& fre, uint64_t lo,
         absl::StrFormat("0x%x: %s", lo, s_row.status().ToString()));
     return;
   }
-  for (uint64_t pc = lo; pc < hi;) {
+  for (uint64_t pc = lo; pc < hi && !exhausted();) {
+    ++steps_;
     absl::StatusOr<ModuleRow> e_row =
         module_.FindRow(arch::FrameAddress::InstructionPointer(pc), eh_only_);
     if (!e_row.ok()) {
@@ -157,7 +193,8 @@ void Checker::Compare(const Fde& fde, const Row& s_row, const Row& e_row,
                       e_row.cfa.kind == CfaRule::Kind::kExpression;
   const uint64_t step_hi =
       per_pc ? std::min(hi, lo + kMaxPcsPerExpressionRange) : lo + 1;
-  for (uint64_t pc = lo; pc < step_hi; ++pc) {
+  for (uint64_t pc = lo; pc < step_hi && !exhausted(); ++pc) {
+    ++steps_;
     const arch::Arch a = module_.arch();
     std::string what =
         Differences(Evaluate(s_row, a, pc), Evaluate(e_row, a, pc));
@@ -205,6 +242,14 @@ absl::StatusOr<CheckReport> CheckSframe(Module& module) {
   report.sframe_version = sframe->header().version;
   Checker checker(module, *sframe, report);
   for (uint32_t i = 0; i < sframe->num_fdes(); ++i) {
+    if (checker.exhausted()) {
+      report.errors.push_back(absl::StrFormat(
+          "stopped after %u row lookups and comparisons (the limit for a "
+          "file of %u bytes): FDEs %u-%u were not checked",
+          checker.max_steps(), module.image_size(), i,
+          sframe->num_fdes() - 1));
+      break;
+    }
     absl::StatusOr<Fde> fde = sframe->GetFde(i);
     if (!fde.ok()) {
       report.errors.push_back(fde.status().ToString());

@@ -46,6 +46,20 @@ struct CheckReport {
   bool ok() const { return disagreements.empty() && errors.empty(); }
 };
 
+// Bounds on the work one check does, whatever the file claims (a mutated
+// FDE can claim a 2.6 GB function, or a PCMASK block of one byte repeated
+// over it):
+//  - a function is checked only over the bytes the file has for it (up to
+//    the end of the PT_LOAD segment that holds its start), and over at most
+//    kMaxCheckedPcsPerFunction of them;
+//  - a check makes at most kCheckStepsBase + kCheckStepsPerFileByte * (the
+//    file's size) row lookups and comparisons, and then checks no further
+//    function: real files need about one per byte of code.
+// Each cut adds an entry to `errors` saying what was left out.
+inline constexpr uint64_t kMaxCheckedPcsPerFunction = uint64_t{1} << 20;
+inline constexpr uint64_t kCheckStepsBase = uint64_t{1} << 16;
+inline constexpr uint64_t kCheckStepsPerFileByte = 4;
+
 // FailedPrecondition if the module has no usable .sframe (the message says
 // why) or no .eh_frame.
 absl::StatusOr<CheckReport> CheckSframe(Module& module);

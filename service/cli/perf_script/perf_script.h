@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "proc/maps.h"
 #include "unwinder/unwinder.h"
@@ -54,26 +55,47 @@ struct PerfScriptHeader {
 
 // "comm tid [cpu] sec.usec: period event: \n"
 std::string FormatPerfScriptHeader(const PerfScriptHeader& h);
+void AppendPerfScriptHeader(const PerfScriptHeader& h, std::string* out);
 
 // The address perf script prints for frame `i` of `frames` and the DSO
-// name it prints with it ("[unknown]" outside every mapping). `mappings`
-// are the target's, sorted by start (proc::Target::mappings()).
+// name it prints with it ("[unknown]" outside every mapping).
 struct PerfFrameAddress {
   uint64_t address = 0;
-  std::string dso;
+  absl::string_view dso;  // valid while the PerfScriptMappings lives
 };
-PerfFrameAddress PerfScriptAddress(absl::Span<const unwinder::Frame> frames,
-                                   size_t i,
-                                   absl::Span<const proc::Mapping> mappings);
+
+// A target's mappings prepared for perf script's address rule: built once
+// per mapping table, then used for every frame of every sample over it.
+class PerfScriptMappings {
+ public:
+  // `mappings` sorted by start (proc::Target::mappings()).
+  explicit PerfScriptMappings(absl::Span<const proc::Mapping> mappings);
+
+  PerfFrameAddress Address(absl::Span<const unwinder::Frame> frames, size_t i) const;
+
+ private:
+  struct Entry {
+    uint64_t start = 0;
+    uint64_t end = 0;
+    uint64_t offset = 0;
+    bool identity = false;  // anonymous memory: addresses printed unconverted
+    std::string dso;
+  };
+  const Entry* Find(uint64_t address) const;
+  std::vector<Entry> entries_;
+};
 
 // One "\t%16x [unknown] (dso)\n" line per frame of `stack`.
 std::string FormatPerfScriptFrames(const unwinder::ThreadStack& stack,
                                    absl::Span<const proc::Mapping> mappings);
+void AppendPerfScriptFrames(const unwinder::ThreadStack& stack,
+                            const PerfScriptMappings& mappings, std::string* out);
 
 // Kernel callchain entries (PERF_SAMPLE_CALLCHAIN below
 // PERF_CONTEXT_USER, markers removed) the way perf prints them above the
 // user frames: "\t%16x [unknown] ([kernel.kallsyms])\n".
 std::string FormatPerfScriptKernelFrames(absl::Span<const uint64_t> ips);
+void AppendPerfScriptKernelFrames(absl::Span<const uint64_t> ips, std::string* out);
 
 }  // namespace unwindd::cli
 

@@ -60,10 +60,26 @@ TEST(PerfScriptFrames, AddressesAsPerfPrintsThem) {
   // mapping before, as perf's is.
   std::vector<Frame> f = {{0x555555555000, 0, Method::kInitial},
                           {0x555555555000, 0, Method::kEhFrame}};
-  PerfFrameAddress a = PerfScriptAddress(f, 1, maps);
+  const PerfScriptMappings table(maps);
+  PerfFrameAddress a = table.Address(f, 1);
   EXPECT_EQ(a.address, 0xfffu);
   EXPECT_EQ(a.dso, "/bin/prog");
-  EXPECT_EQ(PerfScriptAddress(f, 0, maps).address, 0x1000u);
+  EXPECT_EQ(table.Address(f, 0).address, 0x1000u);
+}
+
+TEST(PerfScriptHeader, WiderThanItsColumns) {
+  // printf's widths are minimums: wider values are printed whole.
+  PerfScriptHeader h{"x", 1234567, 1234, 123456789012345678ULL, 12345678901ULL, "e"};
+  EXPECT_EQ(FormatPerfScriptHeader(h),
+            "x 1234567 [1234] 123456789.012345: 12345678901 e: \n");
+}
+
+TEST(PerfScriptFrames, ZeroAndWidest) {
+  unwinder::ThreadStack t;
+  t.frames = {{0, 0, Method::kInitial}, {0xffffffffffffffffULL, 0, Method::kSignal}};
+  EXPECT_EQ(FormatPerfScriptFrames(t, {}),
+            "\t               0 [unknown] ([unknown])\n"
+            "\tffffffffffffffff [unknown] ([unknown])\n");
 }
 
 TEST(PerfScriptFrames, Kernel) {

@@ -1,0 +1,89 @@
+#include "service/cli/perf/perf_command.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "memory/scoped_fd.h"
+#include "proc/perf/perf_data.h"
+#include "proc/perf/perf_snapshot.h"
+#include "service/cli/perf/output_file.h"
+#include "service/cli/perf/sample_pipeline.h"
+#include "service/cli/perf/sample_reader.h"
+#include "service/cli/perf/sinks.h"
+
+namespace unwindd::service::perf {
+namespace {
+
+void Warn(absl::string_view msg) {
+  std::fprintf(stderr, "unwind: %.*s\n", static_cast<int>(msg.size()), msg.data());
+}
+
+}  // namespace
+
+int RunPerf(const Command& cmd, const std::atomic<bool>* cancel) {
+  absl::StatusOr<std::unique_ptr<proc::perf::PerfDataReader>> reader =
+      cmd.path == "-" ? proc::perf::PerfDataReader::OpenStream(memory::ScopedFd(dup(0)))
+                      : proc::perf::PerfDataReader::OpenFile(cmd.path);
+  if (!reader.ok()) {
+    Warn(reader.status().message());
+    return 1;
+  }
+  absl::StatusOr<OutputFile> out = OutputFile::Open(cmd.output);
+  if (!out.ok()) {
+    Warn(out.status().message());
+    return 1;
+  }
+  proc::perf::SnapshotOptions snapshot_options;
+  if (!cmd.sysroot.empty()) {
+    snapshot_options.locate = [sysroot = cmd.sysroot](const std::string& p) {
+      return sysroot + p;
+    };
+  }
+  if (const char* home = getenv("HOME"); home != nullptr) {
+    snapshot_options.buildid_dir = absl::StrCat(home, "/.debug");  // perf's
+  }
+  // A recording of this machine's kernel may use our own vDSO, as perf
+  // script does for pipe recordings (perf_snapshot.h).
+  snapshot_options.use_own_vdso = true;
+
+  std::unique_ptr<SampleSink> sink = MakeSink(SinkFormatOf(cmd.format), out->file());
+  PipelineOptions options;
+  options.jobs = cmd.jobs > 0 ? cmd.jobs
+                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (cmd.max_frames > 0) options.unwind.max_frames = cmd.max_frames;
+  options.unwind.sources = cmd.sources;
+  options.unwind.cancel = cancel;
+  SamplePipeline pipeline(options, [&sink](UnwoundSample& s) { sink->Add(s); });
+  SampleReader handler({cmd.pids, cmd.tids, cmd.comms}, (*reader)->attrs(),
+                       (*reader)->info(), std::move(snapshot_options), pipeline,
+                       (*reader)->records_outlive_delivery());
+  handler.set_cancel(cancel);
+  absl::Status read = (*reader)->Read(handler);
+  pipeline.Finish();
+  for (const std::string& w : (*reader)->warnings().kept()) Warn(absl::StrCat("warning: ", w));
+  for (const proc::perf::FileReport& f : handler.snapshots().files()) {
+    if (!f.error.empty()) Warn(absl::StrCat("warning: ", f.recorded_path, ": ", f.error));
+  }
+  ProfileInfo info;
+  info.duration_nanos = static_cast<int64_t>(handler.last_time_ns() - handler.first_time_ns());
+  absl::Status written = sink->Finish(info);
+  absl::Status closed = out->Close();
+  if (!read.ok()) {
+    Warn(read.message());
+    return 1;
+  }
+  if (!written.ok() || !closed.ok()) {
+    Warn((!written.ok() ? written : closed).message());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace unwindd::service::perf

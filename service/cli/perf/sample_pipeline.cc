@@ -1,0 +1,207 @@
+#include "service/cli/perf/sample_pipeline.h"
+
+#include <algorithm>
+#include <list>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "unwinder/address_space.h"
+
+namespace unwindd::service::perf {
+
+// A worker's targets: one SnapshotTarget and AddressSpace per mapping table
+// (target_id), least recently used dropped past kMaxTargetsPerWorker. Only
+// its own thread touches them.
+struct SamplePipeline::Worker {
+  struct Space {
+    std::unique_ptr<proc::SnapshotTarget> target;
+    std::unique_ptr<unwinder::AddressSpace> space;
+    std::list<uint64_t>::iterator lru;
+    // Each module's description, made the first time a frame lands in it.
+    std::vector<std::shared_ptr<const unwinder::ModuleInfo>> modules;
+  };
+  // Scratch: AddressSpace module index -> index in the sample's modules.
+  std::vector<int> remap;
+  absl::flat_hash_map<uint64_t, Space> spaces;
+  std::list<uint64_t> lru;  // most recently used first
+};
+
+void UnwoundSample::Reset() {
+  comm.clear();
+  pid = tid = 0;
+  cpu.reset();
+  time_ns = period = 0;
+  event.clear();
+  kernel.clear();
+  error.clear();
+  target_id = 0;
+  mappings.reset();
+  stack = {};
+  stack_copy.clear();
+  thread.frames.clear();
+  thread.stop_detail.clear();
+  modules.clear();
+}
+
+SamplePipeline::SamplePipeline(PipelineOptions options, Sink sink)
+    : options_(std::move(options)), sink_(std::move(sink)) {
+  const int jobs = std::clamp(options_.jobs, 1, kMaxJobs);
+  // Two batches per worker keep every worker busy while the writer drains.
+  max_in_flight_ = std::min<size_t>(kMaxBatchesInFlight, 2 * jobs + 2);
+  for (int i = 0; i < jobs; ++i) workers_.push_back(std::make_unique<Worker>());
+  for (int i = 0; i < jobs; ++i) {
+    threads_.emplace_back([this, w = workers_[i].get()] { Work(*w); });
+  }
+  writer_ = std::thread([this] { Write(); });
+  open_.samples.resize(kBatchSamples);
+}
+
+SamplePipeline::~SamplePipeline() { Finish(); }
+
+void SamplePipeline::Submit(UnwoundSample& sample) {
+  UnwoundSample& slot = open_.samples[open_.size++];
+  std::swap(slot, sample);
+  sample.Reset();
+  if (open_.size == kBatchSamples) Flush();
+}
+
+void SamplePipeline::Flush() {
+  if (open_.size == 0) return;
+  open_.seq = next_seq_++;
+  std::unique_lock<std::mutex> lock(mu_);
+  room_cv_.wait(lock, [this] { return in_flight_ < max_in_flight_; });
+  ++in_flight_;
+  todo_.push_back(std::move(open_));
+  work_cv_.notify_one();
+  if (!free_.empty()) {
+    open_ = std::move(free_.back());
+    free_.pop_back();
+  } else {
+    open_ = Batch{};
+    open_.samples.resize(kBatchSamples);
+  }
+  lock.unlock();
+  open_.size = 0;
+}
+
+void SamplePipeline::Finish() {
+  if (finished_) return;
+  finished_ = true;
+  Flush();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closing_ = true;
+  }
+  work_cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+  }
+  done_cv_.notify_all();
+  writer_.join();
+}
+
+void SamplePipeline::Work(Worker& w) {
+  while (true) {
+    Batch batch;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      work_cv_.wait(lock, [this] { return !todo_.empty() || closing_; });
+      if (todo_.empty()) return;
+      batch = std::move(todo_.front());
+      todo_.pop_front();
+    }
+    for (size_t i = 0; i < batch.size; ++i) {
+      UnwoundSample& s = batch.samples[i];
+      if (!s.error.empty()) continue;
+      auto it = w.spaces.find(s.target_id);
+      if (it == w.spaces.end()) {
+        absl::StatusOr<std::unique_ptr<proc::SnapshotTarget>> t =
+            proc::SnapshotTarget::Create(s.arch, static_cast<pid_t>(s.pid), *s.mappings);
+        if (!t.ok()) {
+          s.error = std::string(t.status().message());
+          continue;
+        }
+        if (w.spaces.size() >= kMaxTargetsPerWorker) {
+          w.spaces.erase(w.lru.back());
+          w.lru.pop_back();
+        }
+        w.lru.push_front(s.target_id);
+        Worker::Space sp;
+        sp.target = *std::move(t);
+        sp.space = std::make_unique<unwinder::AddressSpace>(*sp.target, cache_);
+        sp.lru = w.lru.begin();
+        it = w.spaces.emplace(s.target_id, std::move(sp)).first;
+      } else {
+        w.lru.splice(w.lru.begin(), w.lru, it->second.lru);
+      }
+      proc::SnapshotTarget& target = *it->second.target;
+      // The kernel copies the user stack from the user SP upwards.
+      absl::Status set = target.SetSample(
+          {static_cast<pid_t>(s.tid), s.registers, s.registers.sp(), s.stack, nullptr});
+      if (!set.ok()) {
+        s.error = std::string(set.message());
+        continue;
+      }
+      Worker::Space& space = it->second;
+      unwinder::UnwindRegistersInto(*space.space, target.memory(), s.registers,
+                                    options_.unwind, &s.thread);
+      s.thread.tid = static_cast<pid_t>(s.tid);
+      target.ClearSample();
+      // Frames' modules: AddressSpace indexes -> the sample's own list.
+      const std::vector<unwinder::MappedModule>& mms = space.space->modules();
+      space.modules.resize(mms.size());
+      w.remap.assign(mms.size(), -1);
+      for (unwinder::Frame& f : s.thread.frames) {
+        if (f.module < 0) continue;
+        int& to = w.remap[f.module];
+        if (to < 0) {
+          std::shared_ptr<const unwinder::ModuleInfo>& info = space.modules[f.module];
+          if (info == nullptr) {
+            info = std::make_shared<const unwinder::ModuleInfo>(
+                unwinder::DescribeModule(mms[f.module]));
+          }
+          to = static_cast<int>(s.modules.size());
+          s.modules.push_back(info);
+        }
+        f.module = to;
+      }
+    }
+    unwound_.fetch_add(batch.size, std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_.emplace(batch.seq, std::move(batch));
+    }
+    done_cv_.notify_one();
+  }
+}
+
+void SamplePipeline::Write() {
+  uint64_t next = 0;
+  while (true) {
+    Batch batch;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      done_cv_.wait(lock, [&] {
+        return (!done_.empty() && done_.begin()->first == next) ||
+               (closing_ && todo_.empty() && done_.empty() && in_flight_ == 0);
+      });
+      if (done_.empty() || done_.begin()->first != next) return;
+      batch = std::move(done_.begin()->second);
+      done_.erase(done_.begin());
+    }
+    for (size_t i = 0; i < batch.size; ++i) sink_(batch.samples[i]);
+    for (size_t i = 0; i < batch.size; ++i) batch.samples[i].Reset();
+    ++next;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --in_flight_;
+      batch.size = 0;
+      free_.push_back(std::move(batch));
+    }
+    room_cv_.notify_one();
+    done_cv_.notify_one();
+  }
+}
+
+}  // namespace unwindd::service::perf

@@ -1,0 +1,146 @@
+// Unwinding a stream of profiler samples on several threads, with the
+// results delivered in the samples' order: what `unwind perf` and `unwind
+// profile` share. The caller's thread reads and resolves samples (their
+// process's mapping table at their time: proc/perf/perf_snapshot.h) and
+// Submits them; workers unwind them over SnapshotTargets and AddressSpaces
+// of their own (one per mapping table, kept while it lasts); one writer
+// thread hands each result, in submission order, to the sink.
+//
+//   SamplePipeline pipeline(options, [&](UnwoundSample& s) { sink.Add(s); });
+//   UnwoundSample job;
+//   for (each sample) { fill job; pipeline.Submit(job); }  // job is reset
+//   pipeline.Finish();   // every result delivered
+//
+// Memory is bounded: at most 2 * jobs + 2 (<= kMaxBatchesInFlight) batches
+// of kBatchSamples
+// samples (their stack copies included) are queued or being unwound. Once
+// warm it allocates nothing per sample: batches, their samples' buffers and
+// the unwinder's frame vectors are recycled, module descriptions are made
+// once per module and shared, and a stack the source keeps in place (a
+// mapped perf.data) is not copied.
+#ifndef UNWINDD_SERVICE_CLI_PERF_SAMPLE_PIPELINE_H_
+#define UNWINDD_SERVICE_CLI_PERF_SAMPLE_PIPELINE_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "arch/register_set.h"
+#include "proc/snapshot_target.h"
+#include "unwinder/module_cache.h"
+#include "unwinder/unwinder.h"
+
+namespace unwindd::service::perf {
+
+inline constexpr size_t kBatchSamples = 256;
+inline constexpr size_t kMaxBatchesInFlight = 16;
+inline constexpr int kMaxJobs = 64;
+// Per worker: the mapping tables (processes) whose targets it keeps.
+inline constexpr size_t kMaxTargetsPerWorker = 64;
+
+// One sample: what the reader knows of it, then what the unwind found.
+struct UnwoundSample {
+  // From the recording.
+  std::string comm;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  std::optional<uint32_t> cpu;
+  uint64_t time_ns = 0;
+  uint64_t period = 0;
+  std::string event;              // "cpu-clock"
+  std::vector<uint64_t> kernel;   // the kernel part of the callchain
+  // Why the sample could not be unwound ("" when it was): no user
+  // registers, no mappings, ...
+  std::string error;
+  // What to unwind (set unless `error`): the mapping table (shared by every
+  // sample with the same target_id), the registers, the stack copy from sp
+  // (`stack`: either `stack_copy`, or bytes the source keeps valid until
+  // Finish).
+  uint64_t target_id = 0;
+  arch::Arch arch = arch::Arch::kX86_64;
+  std::shared_ptr<const std::vector<proc::SnapshotMapping>> mappings;
+  arch::RegisterSet registers;
+  absl::Span<const uint8_t> stack;
+  std::vector<uint8_t> stack_copy;
+  // The result: one thread, and the modules its frames refer to
+  // (Frame::module indexes `modules`).
+  unwinder::ThreadStack thread;
+  std::vector<std::shared_ptr<const unwinder::ModuleInfo>> modules;
+
+  // Empties it for the next sample, keeping its buffers.
+  void Reset();
+};
+
+struct PipelineOptions {
+  int jobs = 1;  // worker threads
+  unwinder::UnwindOptions unwind;
+};
+
+class SamplePipeline {
+ public:
+  using Sink = std::function<void(UnwoundSample&)>;
+  // `sink` runs on the pipeline's writer thread, one sample at a time, in
+  // Submit order.
+  SamplePipeline(PipelineOptions options, Sink sink);
+  ~SamplePipeline();  // Finish()
+  SamplePipeline(const SamplePipeline&) = delete;
+  SamplePipeline& operator=(const SamplePipeline&) = delete;
+
+  // Takes `sample` (swapping it into the batch: `sample` comes back Reset,
+  // with recycled buffers). Blocks while kMaxBatchesInFlight batches are in
+  // flight.
+  void Submit(UnwoundSample& sample);
+  // Unwinds what was submitted, delivers every result, joins the threads.
+  void Finish();
+
+  uint64_t unwound() const { return unwound_.load(); }
+
+ private:
+  struct Batch {
+    uint64_t seq = 0;
+    size_t size = 0;  // samples[0, size) are this batch's
+    std::vector<UnwoundSample> samples;  // kBatchSamples, recycled
+  };
+  struct Worker;
+
+  void Flush();  // hands the open batch to the workers
+  void Work(Worker& w);
+  void Write();
+
+  PipelineOptions options_;
+  Sink sink_;
+  unwinder::ModuleCache cache_;
+  Batch open_;
+  uint64_t next_seq_ = 0;
+
+  std::mutex mu_;
+  std::condition_variable work_cv_;   // a batch to unwind, or the end
+  std::condition_variable done_cv_;   // a batch unwound, or the end
+  std::condition_variable room_cv_;   // a batch written
+  std::deque<Batch> todo_;
+  std::map<uint64_t, Batch> done_;    // unwound, by seq, not yet written
+  std::vector<Batch> free_;           // written, for reuse
+  size_t in_flight_ = 0;
+  size_t max_in_flight_ = kMaxBatchesInFlight;
+  bool closing_ = false;
+  bool finished_ = false;
+  std::atomic<uint64_t> unwound_{0};
+
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::thread> threads_;
+  std::thread writer_;
+};
+
+}  // namespace unwindd::service::perf
+
+#endif  // UNWINDD_SERVICE_CLI_PERF_SAMPLE_PIPELINE_H_
