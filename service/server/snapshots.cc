@@ -438,7 +438,12 @@ void SnapshotSession::FillAnswer(const unwinder::ThreadStack& st, TableState& t,
           }
         }
       }
-      if (row < static_cast<int>(t.opened_paths.size())) m.file = t.opened_paths[row];
+      if (row < static_cast<int>(t.opened_paths.size())) {
+        m.file = t.opened_paths[row];
+        // The table had no file for it: what the locators found instead
+        // (a build-id directory, debuginfod's cache), as UnwindTarget says.
+        if (t.mappings[row].file == nullptr && mm.file != mm.path) m.file = mm.file;
+      }
       m.error = mm.open_status.message();
       m.build_id_mismatch = mm.mismatch;
       m.from_memory = mm.from_memory;
