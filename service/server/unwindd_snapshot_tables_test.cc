@@ -205,6 +205,16 @@ TEST_F(TablesTest, MalformedTablesAndSamplesAreTheirOwnErrors) {
   r = named;
   r.set_mapping_table_id(11);
   add(r);  // 111: ... for this one
+  r = named;
+  r.add_debug_dirs("relative/debug");
+  add(r);  // 112: debug_dirs are checked for samples naming a table too
+  r = named;
+  r.set_debuginfod(true);
+  add(r);  // 113: this server has no --debuginfod
+  r = named;
+  r.add_debug_dirs("/nonexistent/debug");
+  add(r);  // 114: other debug_dirs: table 5 gets an address space for them
+  add(named);  // 115: and the first one again
 
   std::vector<v1::SnapshotResponse> got = Stream(send);
   ASSERT_EQ(got.size(), send.size());
@@ -226,6 +236,14 @@ TEST_F(TablesTest, MalformedTablesAndSamplesAreTheirOwnErrors) {
   EXPECT_EQ(got[10].error().code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_FALSE(got[11].has_error()) << got[11].error().message();
   EXPECT_EQ(Keys(got[11].stack()), Keys(want_.threads(0)));
+  EXPECT_EQ(got[12].error().code(), grpc::StatusCode::INVALID_ARGUMENT)
+      << got[12].error().message();
+  EXPECT_EQ(got[13].error().code(), grpc::StatusCode::FAILED_PRECONDITION)
+      << got[13].error().message();
+  for (int i : {14, 15}) {
+    EXPECT_FALSE(got[i].has_error()) << i << ": " << got[i].error().message();
+    EXPECT_EQ(Keys(got[i].stack()), Keys(want_.threads(0))) << i;
+  }
 
   // A batch's table without an id cannot be named by any sample: the
   // stream ends.
