@@ -41,7 +41,8 @@
 // machine), samples_per_server_cpu_s (what "on one core" means: samples
 // over the CPU time unwindd used, utime + stime from /proc/PID/stat),
 // server_us_per_sample and client_us_per_sample (this process's CPU:
-// serialising, gRPC), frames_per_sample. The run fails (SkipWithError) on
+// serialising, gRPC), frames_per_sample, table_mappings (entries in the
+// mapping table). The run fails (SkipWithError) on
 // any error response, on a response out of order, or on frames that differ
 // from the in-process unwind of the same sample.
 #include <sys/resource.h>
@@ -500,6 +501,7 @@ void BM_SnapshotStream(benchmark::State& state) {
   state.counters["client_us_per_sample"] = client_cpu * 1e6 / samples;
   state.counters["frames_per_sample"] = static_cast<double>(frames) / samples;
   state.counters["stack_bytes"] = w.samples[0].request.stack().size();
+  state.counters["table_mappings"] = w.samples[0].request.mappings_size();
 }
 
 // mappings (2 every sample, 1 first sample + pid, 0 pid only, 3 a table
@@ -529,6 +531,8 @@ BENCHMARK(BM_SnapshotStream)
     ->Args({5, 8 << 10, 100000, 256, 1, 16, 0})
     ->Args({5, 8 << 10, 100000, 256, 1, 64, 0})
     ->Args({3, 8 << 10, 100000, 1024, 1, 64, 1})
+    ->Args({3, 8 << 10, 200000, 4096, 1, 1024, 0})
+    ->Args({3, 8 << 10, 200000, 4096, 1, 1024, 1})
     ->Iterations(1)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
