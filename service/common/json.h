@@ -6,9 +6,9 @@
 // bytes), so they need not be UTF-8. Valid UTF-8 sequences are copied as
 // they are; every byte that is not part of one is written as "\u00XX", the
 // same way every time, so the output is always valid JSON and nothing is
-// dropped. A reader that wants the original bytes back maps each U+0080..
-// U+00FF it finds to the byte of that value (the JSON of a valid path holds
-// those characters only as their two-byte UTF-8 form, never escaped).
+// dropped. Valid characters are never escaped, so in this output an escape
+// \u0080..\u00ff always stands for one raw byte: a reader that needs the
+// exact bytes replaces those escapes by the bytes before parsing.
 #ifndef UNWINDD_SERVICE_COMMON_JSON_H_
 #define UNWINDD_SERVICE_COMMON_JSON_H_
 
