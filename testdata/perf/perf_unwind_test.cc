@@ -453,6 +453,7 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
 INSTANTIATE_TEST_SUITE_P(
     Fixtures, PerfUnwindTest,
     ::testing::Values(Case{"perf_busy_O2_nofp_pie", Mode::kFile},
+                      Case{"perf_busy_cxx_O2_nofp_pie", Mode::kFile},
                       // CFI only in .debug_frame (for the program's own code).
                       Case{"perf_busy_O2_nofp_pie_debugframe", Mode::kFile},
                       Case{"perf_busy_O2_nofp_pie", Mode::kPipe},
