@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "arch/frame_pointer.h"
 #include "arch/pac.h"
@@ -360,7 +361,10 @@ ModuleInfo DescribeModule(const MappedModule& mm) {
   ModuleInfo info{mm.path, mm.module ? mm.module->build_id() : mm.recorded_build_id,
                   mm.start, mm.end, mm.load_bias};
   info.bias_known = mm.bias_known;
-  if (mm.file != mm.path) info.file = mm.file;
+  // A snapshot's files are opened by whoever checked them and named through
+  // /proc/self/fd (proc/snapshot_target.h): the mapping's own file, so
+  // there is nothing other than `path` to report.
+  if (mm.file != mm.path && !absl::StartsWith(mm.file, "/proc/self/fd/")) info.file = mm.file;
   if (!mm.open_status.ok()) info.error = std::string(mm.open_status.message());
   info.mismatch = mm.mismatch;
   info.from_memory = mm.from_memory;

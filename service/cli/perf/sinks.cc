@@ -45,7 +45,6 @@ class PerfScriptSink : public SampleSink {
     header_.time_ns = s.time_ns;
     header_.period = s.period;
     header_.event = s.event;
-    text_.clear();
     cli::AppendPerfScriptHeader(header_, &text_);
     cli::AppendPerfScriptKernelFrames(s.kernel, &text_);
     if (s.error.empty()) {
@@ -60,9 +59,12 @@ class PerfScriptSink : public SampleSink {
       cli::AppendPerfScriptFrames(s.thread, *it->second, &text_);
     }
     text_ += "\n";
-    status_ = Write(out_, text_);
+    // Samples go out in large writes, which stdio passes on without
+    // copying them into its buffer.
+    if (text_.size() >= kFlushBytes) Flush();
   }
   absl::Status Finish(const ProfileInfo& info) override {
+    Flush();
     if (status_.ok() && std::fflush(out_) != 0) status_ = absl::DataLossError("cannot write the output");
     return status_;
   }
@@ -70,7 +72,12 @@ class PerfScriptSink : public SampleSink {
  private:
   std::FILE* out_;
   absl::Status status_;
+  void Flush() {
+    if (status_.ok() && !text_.empty()) status_ = Write(out_, text_);
+    text_.clear();
+  }
   static constexpr size_t kMaxTables = 64;
+  static constexpr size_t kFlushBytes = 1 << 18;
   absl::flat_hash_map<uint64_t, std::unique_ptr<cli::PerfScriptMappings>> tables_;
   cli::PerfScriptHeader header_;  // reused: no allocation per sample
   std::string text_;
