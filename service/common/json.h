@@ -12,7 +12,6 @@
 #ifndef UNWINDD_SERVICE_COMMON_JSON_H_
 #define UNWINDD_SERVICE_COMMON_JSON_H_
 
-#include <cstddef>
 #include <string>
 
 #include "absl/strings/string_view.h"
@@ -21,10 +20,6 @@ namespace unwindd::service {
 
 // `s` as a JSON string literal, quotes included.
 std::string JsonString(absl::string_view s);
-
-// The length of the valid UTF-8 sequence at the start of `s` (1 to 4
-// bytes: no overlong forms, no surrogates, nothing above U+10FFFF), or 0.
-size_t Utf8SequenceLength(absl::string_view s);
 
 }  // namespace unwindd::service
 

@@ -1,4 +1,5 @@
 #include "service/common/json.h"
+#include "service/common/utf8.h"
 
 #include <string>
 
@@ -30,6 +31,15 @@ TEST(JsonString, EscapesEachByteThatIsNotUtf8) {
   EXPECT_EQ(JsonString("\xf4\x90\x80\x80"), R"("\u00f4\u0090\u0080\u0080")");
   // A valid sequence right after an invalid byte is kept.
   EXPECT_EQ(JsonString("\xff\xc3\xa9"), "\"\\u00ff\xc3\xa9\"");
+}
+
+TEST(Utf8Lossy, ReplacesEachStrayByte) {
+  EXPECT_TRUE(IsUtf8("/lib/\xc3\xa9.so"));
+  EXPECT_FALSE(IsUtf8("/tmp/\xff.so"));
+  EXPECT_EQ(Utf8Lossy("/lib/\xc3\xa9.so"), "/lib/\xc3\xa9.so");
+  EXPECT_EQ(Utf8Lossy("/tmp/\xff\xc3(.so"), "/tmp/\xef\xbf\xbd\xef\xbf\xbd(.so");
+  EXPECT_EQ(Utf8LossySize("/tmp/\xff\xc3(.so"), Utf8Lossy("/tmp/\xff\xc3(.so").size());
+  EXPECT_TRUE(IsUtf8(Utf8Lossy("\xed\xa0\x80\xf4\x90\x80\x80")));
 }
 
 TEST(Utf8SequenceLength, Boundaries) {

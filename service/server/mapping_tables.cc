@@ -19,12 +19,18 @@ bool IsLowerHex(absl::string_view s) {
   });
 }
 
+// A mapping's path: path_bytes when the client sent one (a path that is
+// not UTF-8), else path.
+absl::string_view MappingPath(const v1::Mapping& m) {
+  return m.path_bytes().empty() ? absl::string_view(m.path()) : absl::string_view(m.path_bytes());
+}
+
 absl::Status CheckMapping(const v1::Mapping& m, const TableLimits& limits) {
   if (m.start() >= m.end()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("mapping [0x%x, 0x%x) is empty", m.start(), m.end()));
   }
-  if (m.path().size() > PATH_MAX || m.build_id().size() > kMaxBuildIdHex ||
+  if (MappingPath(m).size() > PATH_MAX || m.build_id().size() > kMaxBuildIdHex ||
       !IsLowerHex(m.build_id())) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "mapping at 0x%x: path longer than PATH_MAX or build_id not "
@@ -86,7 +92,7 @@ absl::StatusOr<std::shared_ptr<TableDef>> ParseTable(
     tm.mapping.read = m.read();
     tm.mapping.write = m.write();
     tm.mapping.exec = m.exec();
-    tm.mapping.path = m.path();
+    tm.mapping.path = std::string(MappingPath(m));
     tm.build_id = m.build_id();
     tm.inode = m.inode();
     tm.dev_major = m.dev_major();
@@ -96,7 +102,7 @@ absl::StatusOr<std::shared_ptr<TableDef>> ParseTable(
       tm.image = std::make_shared<const std::vector<uint8_t>>(m.image().begin(),
                                                               m.image().end());
     }
-    bytes += sizeof(TableMapping) + m.path().size() + m.build_id().size() +
+    bytes += sizeof(TableMapping) + MappingPath(m).size() + m.build_id().size() +
              m.image().size();
     ranges.emplace_back(m.start(), m.end());
   }
@@ -134,7 +140,7 @@ bool SameTable(const TableDef& def,
         m.write() != k.mapping.write || m.exec() != k.mapping.exec ||
         m.inode() != k.inode || m.dev_major() != k.dev_major ||
         m.dev_minor() != k.dev_minor || m.ino_generation() != k.ino_generation ||
-        m.path() != k.mapping.path || m.build_id() != k.build_id) {
+        MappingPath(m) != k.mapping.path || m.build_id() != k.build_id) {
       return false;
     }
     const size_t image = k.image == nullptr ? 0 : k.image->size();

@@ -3,6 +3,8 @@
 #include <bit>
 #include <cstring>
 
+#include "service/common/utf8.h"
+
 namespace unwindd::service {
 namespace {
 
@@ -61,6 +63,25 @@ char* StringField(char* p, int field, absl::string_view s) {
   return p + s.size();
 }
 
+// A string from the target: as it is when valid UTF-8, else with each
+// stray byte replaced by U+FFFD (service/common/utf8.h): proto3 strings
+// must be UTF-8, or the client's parser rejects the whole answer.
+size_t TextFieldSize(int field, absl::string_view s) {
+  return IsUtf8(s) ? StringFieldSize(field, s) : LenFieldSize(field, Utf8LossySize(s));
+}
+char* TextField(char* p, int field, absl::string_view s) {
+  if (IsUtf8(s)) return StringField(p, field, s);
+  return WriteUtf8Lossy(LenHeader(p, field, Utf8LossySize(s)), s);
+}
+// The exact bytes of a string TextField had to change (Module.path_bytes,
+// file_bytes); nothing when it is valid UTF-8.
+size_t RawBytesFieldSize(int field, absl::string_view s) {
+  return IsUtf8(s) ? 0 : StringFieldSize(field, s);
+}
+char* RawBytesField(char* p, int field, absl::string_view s) {
+  return IsUtf8(s) ? p : StringField(p, field, s);
+}
+
 // A length-delimited field whose length is known once its body is
 // written (one pass instead of sizing everything first): the length's
 // varint gets the bytes that `bound`, an upper bound of the body's size,
@@ -88,7 +109,8 @@ constexpr size_t kMaxVarintField = 11;
 constexpr size_t kMaxFrame = 5 * kMaxVarintField + 1 + 5;
 static_assert(kMaxFrame < 128, "a Frame's length is one byte");
 
-size_t StringBound(absl::string_view s) { return 1 + 10 + s.size(); }
+// U+FFFD is 3 bytes for one stray byte (TextField).
+size_t StringBound(absl::string_view s) { return 1 + 10 + 3 * s.size(); }
 
 // message Frame.
 char* WriteFrame(char* p, const SampleAnswer::Frame& f) {
@@ -116,46 +138,49 @@ char* WriteStack(char* p, const SampleAnswer& a) {
     *len = static_cast<char>(p - len - 1);
   }
   p = VarintField(p, 3, FromInt32(a.stop));
-  return StringField(p, 4, a.stop_detail);
+  return TextField(p, 4, a.stop_detail);
 }
 
 // message Module: its exact size (a few per sample).
 size_t ModuleSize(const SampleAnswer::Module& m) {
-  return StringFieldSize(1, m.path) + StringFieldSize(2, m.build_id) +
+  return TextFieldSize(1, m.path) + StringFieldSize(2, m.build_id) +
          VarintFieldSize(3, m.start) + VarintFieldSize(4, m.end) +
          VarintFieldSize(5, m.offset) + VarintFieldSize(6, m.load_bias) +
-         StringFieldSize(7, m.file) + StringFieldSize(8, m.error) +
+         TextFieldSize(7, m.file) + TextFieldSize(8, m.error) +
          VarintFieldSize(9, m.build_id_mismatch) + VarintFieldSize(10, m.from_memory) +
          VarintFieldSize(11, m.load_bias_unknown) + VarintFieldSize(12, m.fetched) +
-         StringFieldSize(13, m.debug_file) + StringFieldSize(14, m.debug_kind) +
-         VarintFieldSize(15, m.debug_fetched);
+         TextFieldSize(13, m.debug_file) + StringFieldSize(14, m.debug_kind) +
+         VarintFieldSize(15, m.debug_fetched) + RawBytesFieldSize(16, m.path) +
+         RawBytesFieldSize(17, m.file);
 }
 char* WriteModule(char* p, const SampleAnswer::Module& m) {
-  p = StringField(p, 1, m.path);
+  p = TextField(p, 1, m.path);
   p = StringField(p, 2, m.build_id);
   p = VarintField(p, 3, m.start);
   p = VarintField(p, 4, m.end);
   p = VarintField(p, 5, m.offset);
   p = VarintField(p, 6, m.load_bias);
-  p = StringField(p, 7, m.file);
-  p = StringField(p, 8, m.error);
+  p = TextField(p, 7, m.file);
+  p = TextField(p, 8, m.error);
   p = VarintField(p, 9, m.build_id_mismatch);
   p = VarintField(p, 10, m.from_memory);
   p = VarintField(p, 11, m.load_bias_unknown);
   p = VarintField(p, 12, m.fetched);
-  p = StringField(p, 13, m.debug_file);
+  p = TextField(p, 13, m.debug_file);
   p = StringField(p, 14, m.debug_kind);
-  return VarintField(p, 15, m.debug_fetched);
+  p = VarintField(p, 15, m.debug_fetched);
+  p = RawBytesField(p, 16, m.path);
+  return RawBytesField(p, 17, m.file);
 }
 
 // message SampleError.
 size_t ErrorSize(const absl::Status& s) {
   return VarintFieldSize(1, FromInt32(static_cast<int32_t>(s.code()))) +
-         StringFieldSize(2, s.message());
+         TextFieldSize(2, s.message());
 }
 char* WriteError(char* p, const absl::Status& s) {
   p = VarintField(p, 1, FromInt32(static_cast<int32_t>(s.code())));
-  return StringField(p, 2, s.message());
+  return TextField(p, 2, s.message());
 }
 
 // message SnapshotResponse: an upper bound of its size, with the modules'

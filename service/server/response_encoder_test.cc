@@ -13,6 +13,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "service/common/utf8.h"
 
 namespace unwindd::service {
 namespace {
@@ -33,13 +34,13 @@ v1::SnapshotResponse AsMessage(const SampleAnswer& a) {
   r.set_sample_id(a.sample_id);
   if (!a.error.ok()) {
     r.mutable_error()->set_code(static_cast<int>(a.error.code()));
-    r.mutable_error()->set_message(std::string(a.error.message()));
+    r.mutable_error()->set_message(Utf8Lossy(a.error.message()));
     return r;
   }
   v1::ThreadStack* t = r.mutable_stack();
   t->set_tid(a.tid);
   t->set_stop(a.stop);
-  t->set_stop_detail(a.stop_detail);
+  t->set_stop_detail(Utf8Lossy(a.stop_detail));
   for (const SampleAnswer::Frame& f : a.frames) {
     v1::Frame* pf = t->add_frames();
     pf->set_pc(f.pc);
@@ -51,19 +52,22 @@ v1::SnapshotResponse AsMessage(const SampleAnswer& a) {
   }
   for (const SampleAnswer::Module& m : a.modules) {
     v1::Module* pm = r.add_modules();
-    pm->set_path(std::string(m.path));
+    // Strings from the target as service/common/convert.cc sets them.
+    pm->set_path(Utf8Lossy(m.path));
+    if (!IsUtf8(m.path)) pm->set_path_bytes(std::string(m.path));
     pm->set_build_id(std::string(m.build_id));
     pm->set_start(m.start);
     pm->set_end(m.end);
     pm->set_offset(m.offset);
     pm->set_load_bias(m.load_bias);
-    pm->set_file(std::string(m.file));
-    pm->set_error(std::string(m.error));
+    pm->set_file(Utf8Lossy(m.file));
+    if (!IsUtf8(m.file)) pm->set_file_bytes(std::string(m.file));
+    pm->set_error(Utf8Lossy(m.error));
     pm->set_build_id_mismatch(m.build_id_mismatch);
     pm->set_from_memory(m.from_memory);
     pm->set_load_bias_unknown(m.load_bias_unknown);
     pm->set_fetched(m.fetched);
-    pm->set_debug_file(m.debug_file);
+    pm->set_debug_file(Utf8Lossy(m.debug_file));
     pm->set_debug_kind(m.debug_kind);
     pm->set_debug_fetched(m.debug_fetched);
   }
@@ -115,6 +119,32 @@ SampleAnswer Full() {
 }
 
 TEST(ResponseEncoderTest, EveryField) { ExpectSameAsProtobuf(Full()); }
+
+// A target can name a file with any bytes; proto3 strings must be UTF-8
+// (protobuf refuses to parse the answer otherwise): the strings carry
+// U+FFFD for each stray byte, and path_bytes/file_bytes the exact paths.
+TEST(ResponseEncoderTest, StringsThatAreNotUtf8) {
+  SampleAnswer a = Full();
+  a.stop_detail = "reading saved rip in /tmp/\xff.so";
+  a.modules[0].path = "/tmp/bad\xff\xc3(dir/lib\xe9.so";
+  a.modules[0].file = "/srv/\x80lib.so";
+  a.modules[0].error = "/tmp/\xfe: gone";
+  a.modules[0].debug_file = "/usr/lib/debug/\xf5.debug";
+  ExpectSameAsProtobuf(a);
+  std::string got;
+  AppendSnapshotResponse(a, &got);
+  v1::SnapshotResponse parsed;
+  ASSERT_TRUE(parsed.ParseFromString(got));
+  EXPECT_EQ(parsed.modules(0).path_bytes(), a.modules[0].path);
+  EXPECT_EQ(parsed.modules(0).file_bytes(), a.modules[0].file);
+  EXPECT_EQ(parsed.modules(0).path(), "/tmp/bad\xef\xbf\xbd\xef\xbf\xbd(dir/lib\xef\xbf\xbd.so");
+  EXPECT_EQ(parsed.modules(1).path_bytes(), "");  // "[vdso]" is valid
+  // Failed samples too.
+  SampleAnswer e;
+  e.sample_id = 9;
+  e.error = absl::NotFoundError("no file /tmp/\xff");
+  ExpectSameAsProtobuf(e);
+}
 
 TEST(ResponseEncoderTest, ZerosAreLeftOutButModuleZeroIsNot) {
   SampleAnswer a;
