@@ -26,6 +26,7 @@ while read -r kind item package needed; do
     command) command -v "$item" >/dev/null 2>&1 && continue ;;
     link) { [ "$libs_ok" = 1 ] || links "$item"; } && continue ;;
     link32) links -m32 "$item" && continue ;;
+    python) /usr/bin/python3 -c "import $item" >/dev/null 2>&1 && continue ;;
     link-aarch64)
       command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 &&
         aarch64-linux-gnu-g++ -static -x c++ "$tmp/empty.cc" "$item" \

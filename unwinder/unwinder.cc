@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "arch/frame_pointer.h"
 #include "arch/pac.h"
@@ -375,11 +376,23 @@ void UnwindWithStack(AddressSpace& space, memory::Memory& memory,
 
 }  // namespace
 
+uint64_t FileOffsetOf(const MappedModule& m, uint64_t pc) {
+  for (uint64_t addr : {pc, pc - 1}) {
+    for (const proc::Mapping& mapping : m.mappings) {
+      if (mapping.Contains(addr)) return pc - mapping.start + mapping.offset;
+    }
+  }
+  return 0;
+}
+
 ModuleInfo DescribeModule(const MappedModule& mm) {
   ModuleInfo info{mm.path, mm.module ? mm.module->build_id() : mm.recorded_build_id,
                   mm.start, mm.end, mm.load_bias};
   info.bias_known = mm.bias_known;
-  if (mm.file != mm.path) info.file = mm.file;
+  // A snapshot's files are opened by whoever checked them and named through
+  // /proc/self/fd (proc/snapshot_target.h): the mapping's own file, so
+  // there is nothing other than `path` to report.
+  if (mm.file != mm.path && !absl::StartsWith(mm.file, "/proc/self/fd/")) info.file = mm.file;
   if (!mm.open_status.ok()) info.error = std::string(mm.open_status.message());
   info.mismatch = mm.mismatch;
   info.from_memory = mm.from_memory;
@@ -454,6 +467,7 @@ ProcessStacks UnwindTarget(proc::Target& target, AddressSpace& space,
     stack.signal = target.ThreadSignal(tid);
     for (Frame& f : stack.frames) {
       if (f.module < 0) continue;
+      f.file_offset = FileOffsetOf(space.modules()[f.module], f.pc);
       auto [it, inserted] = remap.try_emplace(f.module, out.modules.size());
       if (inserted) out.modules.push_back(DescribeModule(space.modules()[f.module]));
       f.module = it->second;

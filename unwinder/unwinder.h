@@ -55,6 +55,9 @@ struct Frame {
   // AddressSpace's modules().
   int module = -1;
   uint64_t rel_pc = 0;   // pc - load bias (file address), when module >= 0
+  // pc's offset in the mapped file (FileOffsetOf), when module >= 0; set by
+  // UnwindTarget, not by UnwindRegisters.
+  uint64_t file_offset = 0;
 };
 
 struct ThreadStack {
@@ -105,6 +108,13 @@ struct ProcessStacks {
   std::vector<ThreadStack> threads;
   std::vector<ModuleInfo> modules;  // every module a frame refers to
 };
+
+// `pc`'s offset in the file `m` maps (target address space in, file offset
+// out): pc - the start of the mapping that holds it + that mapping's file
+// offset, as perf's map__map_ip computes it. A return address just past
+// the end of a mapping (a call as its last instruction) is looked up as
+// pc - 1. 0 if no mapping of `m` holds either.
+uint64_t FileOffsetOf(const MappedModule& m, uint64_t pc);
 
 // Unwinds one thread from `initial`.
 ThreadStack UnwindRegisters(AddressSpace& space, memory::Memory& memory,

@@ -58,8 +58,8 @@ unwinder::ProcessStacks Fetched() {
   s.modules.push_back(mini);
   unwinder::ThreadStack t;
   t.tid = 7;
-  t.frames.push_back({0x1234, 0x10, unwinder::Method::kInitial, 0, 0x234});
-  t.frames.push_back({0x9100, 0x20, unwinder::Method::kDebugFrame, 1, 0x100});
+  t.frames.push_back({0x1234, 0x10, unwinder::Method::kInitial, 0, 0x234, 0x1234});
+  t.frames.push_back({0x9100, 0x20, unwinder::Method::kDebugFrame, 1, 0x100, 0x2100});
   s.threads.push_back(t);
   return s;
 }
@@ -71,13 +71,13 @@ TEST(CliBinariesTest, JsonSaysWhereFilesCameFromAndNamesFrames) {
             "  {\"tid\": 7, \"stop\": \"end_of_stack\", \"frames\": [\n"
             "    {\"pc\": \"0x1234\", \"sp\": \"0x10\", \"method\": \"initial\", "
             "\"module\": \"/srv/app\", \"build_id\": \"b349\", \"rel_pc\": \"0x234\", "
-            "\"file\": \"/c/debuginfod_client/b349/executable\", \"fetched\": true, "
+            "\"file_offset\": \"0x1234\", \"file\": \"/c/debuginfod_client/b349/executable\", \"fetched\": true, "
             "\"debug_file\": \"/c/debuginfod_client/b349/debuginfo\", "
             "\"debug_kind\": \"debug\", \"debug_fetched\": true, "
             "\"symbol\": \"main+0x4\"},\n"
             "    {\"pc\": \"0x9100\", \"sp\": \"0x20\", \"method\": \"debug_frame\", "
             "\"module\": \"/lib/x.so\", \"build_id\": \"77\", \"rel_pc\": \"0x100\", "
-            "\"debug_file\": \"[.gnu_debugdata]\", \"debug_kind\": "
+            "\"file_offset\": \"0x2100\", \"debug_file\": \"[.gnu_debugdata]\", \"debug_kind\": "
             "\"minidebuginfo\"}]}\n"
             "]}\n");
   // Without --symbols, no "symbol".

@@ -90,13 +90,14 @@ std::string CoreText(const CoreSummary& c) {
 }  // namespace
 
 void AppendFrameJson(const unwinder::Frame& f, const unwinder::ModuleInfo* m,
-                     absl::string_view symbol, std::string* out) {
+                     absl::string_view symbol, std::string* out, bool file_offset) {
   absl::StrAppend(out, "{\"pc\": ", Hex(f.pc), ", \"sp\": ", Hex(f.sp),
                   ", \"method\": \"", unwinder::MethodName(f.method), "\"");
   if (m != nullptr) {
     absl::StrAppend(out, ", \"module\": ", JsonString(m->path),
                     ", \"build_id\": ", JsonString(m->build_id));
     if (m->bias_known) absl::StrAppend(out, ", \"rel_pc\": ", Hex(f.rel_pc));
+    if (file_offset) absl::StrAppend(out, ", \"file_offset\": ", Hex(f.file_offset));
     if (!m->file.empty()) absl::StrAppend(out, ", \"file\": ", JsonString(m->file));
     if (m->mismatch) *out += ", \"module_mismatch\": true";
     if (!m->error.empty()) {
@@ -133,7 +134,7 @@ std::string FormatJson(const unwinder::ProcessStacks& stacks,
       const unwinder::Frame& f = th.frames[i];
       out += i ? ",\n    " : "\n    ";
       AppendFrameJson(f, f.module >= 0 ? &stacks.modules[f.module] : nullptr,
-                      SymbolOf(symbols, t, i), &out);
+                      SymbolOf(symbols, t, i), &out, /*file_offset=*/true);
     }
     out += "]}";
   }

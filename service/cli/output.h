@@ -20,8 +20,11 @@ using FrameSymbols = std::vector<std::vector<std::string>>;
 
 // One frame as FormatJson writes it: {"pc": ..., "sp": ..., "method": ...,
 // and, when `module` is given, its fields (and "symbol" when not empty)}.
+// `file_offset`: also frame.file_offset, which UnwindTarget fills and
+// UnwindRegisters does not.
 void AppendFrameJson(const unwinder::Frame& frame, const unwinder::ModuleInfo* module,
-                     absl::string_view symbol, std::string* out);
+                     absl::string_view symbol, std::string* out,
+                     bool file_offset = false);
 
 // `core`, when given, adds a top-level "core" object (JSON) or header lines
 // (text); `symbols`, a "symbol" per frame (JSON) or the name after each PC,

@@ -14,7 +14,7 @@ unwinder::ProcessStacks Sample() {
   t.tid = 42;
   t.stop = unwinder::StopReason::kEndOfStack;
   t.frames.push_back({0x7f0000001234, 0x7ffd0000, unwinder::Method::kInitial, 0,
-                      0x1234});
+                      0x1234, 0x1234});
   t.frames.push_back({0x401000, 0x7ffd0100, unwinder::Method::kEhFrame, -1, 0});
   s.threads.push_back(t);
   unwinder::ThreadStack gone;
@@ -31,7 +31,7 @@ TEST(OutputTest, Json) {
             "  {\"tid\": 42, \"stop\": \"end_of_stack\", \"frames\": [\n"
             "    {\"pc\": \"0x7f0000001234\", \"sp\": \"0x7ffd0000\", "
             "\"method\": \"initial\", \"module\": \"/lib/libc.so.6\", "
-            "\"build_id\": \"abcd\", \"rel_pc\": \"0x1234\"},\n"
+            "\"build_id\": \"abcd\", \"rel_pc\": \"0x1234\", \"file_offset\": \"0x1234\"},\n"
             "    {\"pc\": \"0x401000\", \"sp\": \"0x7ffd0100\", \"method\": "
             "\"eh_frame\"}]},\n"
             "  {\"tid\": 43, \"stop\": \"thread_gone\", \"stop_detail\": "
@@ -76,9 +76,9 @@ unwinder::ProcessStacks CoreSample() {
   unwinder::ThreadStack t;
   t.tid = 7;
   t.signal = proc::SignalInfo{.number = 11, .code = 1, .fault_address = 0};
-  t.frames.push_back({0x400010, 0x7ffd0000, unwinder::Method::kInitial, 0, 0});
+  t.frames.push_back({0x400010, 0x7ffd0000, unwinder::Method::kInitial, 0, 0, 0x10});
   t.frames.push_back({0x7f0000000020, 0x7ffd0010, unwinder::Method::kEhFrame, 1,
-                      0x20});
+                      0x20, 0x20});
   s.threads.push_back(t);
   return s;
 }
@@ -110,11 +110,11 @@ TEST(OutputTest, CoreJson) {
       "\"name\": \"SIGSEGV\", \"code\": 1, \"code_name\": \"SEGV_MAPERR\", "
       "\"fault_address\": \"0x0\"}, \"frames\": [\n"
       "    {\"pc\": \"0x400010\", \"sp\": \"0x7ffd0000\", \"method\": \"initial\", "
-      "\"module\": \"/opt/app\", \"build_id\": \"aa\", \"module_error\": "
+      "\"module\": \"/opt/app\", \"build_id\": \"aa\", \"file_offset\": \"0x10\", \"module_error\": "
       "\"/opt/app not found (tried /sr/opt/app)\"},\n"
       "    {\"pc\": \"0x7f0000000020\", \"sp\": \"0x7ffd0010\", \"method\": "
       "\"eh_frame\", \"module\": \"/lib/libc.so.6\", \"build_id\": \"bb\", "
-      "\"rel_pc\": \"0x20\", \"file\": \"/sr/lib/libc.so.6\", \"module_mismatch\": "
+      "\"rel_pc\": \"0x20\", \"file_offset\": \"0x20\", \"file\": \"/sr/lib/libc.so.6\", \"module_mismatch\": "
       "true, \"module_error\": \"build-id mismatch\"}]}\n"
       "]}\n");
 }

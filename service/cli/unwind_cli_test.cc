@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
@@ -143,6 +144,55 @@ TEST(UnwindCliTest, DeletedExecutable) {
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a->Pcs(), b->Pcs()) << a->Describe() << "\n---\n" << b->Describe();
   for (const auto& [tid, t] : b->threads) EXPECT_EQ(t.stop, "end_of_stack") << b->Describe();
+}
+
+// A module path that is not UTF-8 (any bytes can name a file): the JSON
+// stays valid (python3's strict decoder reads it) and gives the bytes back,
+// one "\u00XX" per byte that is not UTF-8; the same for a core of it.
+TEST(UnwindCliTest, PathsThatAreNotUtf8AreValidJson) {
+  const std::string dir = absl::StrCat(testing::TempDir(), "/bad\xff\xc3(utf8");
+  std::filesystem::create_directories(dir);
+  const std::string copy = dir + "/threads_\xe9";
+  std::filesystem::copy_file(harness::FixturePath("threads_c_O2_nofp_pie"), copy,
+                             std::filesystem::copy_options::overwrite_existing);
+  absl::StatusOr<harness::RunningProgram> p = harness::StartProgram(copy);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const std::string json = absl::StrCat(testing::TempDir(), "/not_utf8.json");
+  const std::string core = absl::StrCat(testing::TempDir(), "/not_utf8.core");
+  ToolOutput live = RunUnwind({"pid", absl::StrCat(p->pid()), "--format=json"});
+  ASSERT_EQ(live.exit_code, 0) << live.stderr_text;
+  absl::StatusOr<ToolOutput> gcore =
+      RunTool({"gcore", "-o", core, absl::StrCat(p->pid())}, absl::Seconds(60));
+  ASSERT_TRUE(gcore.ok() && gcore->exit_code == 0) << "gcore failed";
+  ToolOutput from_core =
+      RunUnwind({"core", absl::StrCat(core, ".", p->pid()), "--format=json"});
+  ASSERT_EQ(from_core.exit_code, 0) << from_core.stderr_text;
+  // python3: strict UTF-8, strict JSON; prints the module paths as bytes
+  // (latin-1 maps U+0000..U+00FF back to one byte each), hex-encoded.
+  const std::string script =
+      "import json,sys\n"
+      "doc = json.loads(sys.stdin.buffer.read().decode('utf-8', 'strict'))\n"
+      "mods = {f['module'] for t in doc['threads'] for f in t['frames'] if 'module' in f}\n"
+      "print(' '.join(sorted(m.encode('latin-1', 'replace').hex() for m in mods)), '')\n";
+  for (const ToolOutput* out : {&live, &from_core}) {
+    const std::string in = absl::StrCat(testing::TempDir(), "/in.json");
+    {
+      std::ofstream f(in, std::ios::binary);
+      f << out->stdout_text;
+    }
+    absl::StatusOr<ToolOutput> py = RunTool(
+        {"sh", "-c", absl::StrCat("python3 -c \"$0\" < ", in), script}, absl::Seconds(60));
+    ASSERT_TRUE(py.ok()) << py.status();
+    ASSERT_EQ(py->exit_code, 0) << py->stderr_text;
+    // The copy's path, byte for byte, is among the modules (TempDir() may
+    // name the directory differently: its last components).
+    std::string hex;
+    for (unsigned char c : std::string("/bad\xff\xc3(utf8/threads_\xe9")) {
+      absl::StrAppendFormat(&hex, "%02x", c);
+    }
+    hex += " ";
+    EXPECT_TRUE(absl::StrContains(py->stdout_text, hex)) << py->stdout_text;
+  }
 }
 
 TEST(UnwindCliTest, Errors) {

@@ -1,6 +1,8 @@
 #include "service/common/convert.h"
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <string>
 
 #include "absl/strings/ascii.h"
@@ -8,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "proc/signal_info.h"
+#include "service/common/utf8.h"
 
 namespace unwindd::service {
 
@@ -121,11 +124,33 @@ v1::Arch ToProto(arch::Arch a) {
   return v1::Arch_Parse(name, &out) ? out : v1::ARCH_UNSPECIFIED;
 }
 
-absl::StatusOr<arch::Arch> FromProto(v1::Arch a) {
+namespace {
+
+std::optional<arch::Arch> ArchByName(v1::Arch a) {
   absl::string_view name = v1::Arch_Name(a);
-  if (a != v1::ARCH_UNSPECIFIED && absl::ConsumePrefix(&name, "ARCH_")) {
-    absl::StatusOr<arch::Arch> found = arch::ArchFromName(absl::AsciiStrToLower(name));
-    if (found.ok()) return *found;
+  if (a == v1::ARCH_UNSPECIFIED || !absl::ConsumePrefix(&name, "ARCH_")) {
+    return std::nullopt;
+  }
+  absl::StatusOr<arch::Arch> found = arch::ArchFromName(absl::AsciiStrToLower(name));
+  if (!found.ok()) return std::nullopt;
+  return *found;
+}
+
+}  // namespace
+
+absl::StatusOr<arch::Arch> FromProto(v1::Arch a) {
+  // The names, looked up once per enum value: snapshot streams convert
+  // every sample's arch.
+  static const auto* const by_value = [] {
+    auto* t = new std::array<std::optional<arch::Arch>, v1::Arch_ARRAYSIZE>;
+    for (int v = 0; v < v1::Arch_ARRAYSIZE; ++v) {
+      if (v1::Arch_IsValid(v)) (*t)[v] = ArchByName(static_cast<v1::Arch>(v));
+    }
+    return t;
+  }();
+  const int v = static_cast<int>(a);
+  if (v >= 0 && v < v1::Arch_ARRAYSIZE && (*by_value)[v].has_value()) {
+    return *(*by_value)[v];
   }
   return absl::InvalidArgumentError(
       absl::StrFormat("unknown or unspecified arch %d", static_cast<int>(a)));
@@ -227,7 +252,7 @@ absl::string_view StateName(v1::CoreFileState s) {
 void ToProto(const unwinder::ThreadStack& t, v1::ThreadStack* out) {
   out->set_tid(t.tid);
   out->set_stop(ToProto(t.stop));
-  out->set_stop_detail(t.stop_detail);
+  out->set_stop_detail(Utf8Lossy(t.stop_detail));
   if (t.signal) SignalToProto(*t.signal, out->mutable_signal());
   out->mutable_frames()->Reserve(t.frames.size());
   for (const unwinder::Frame& f : t.frames) {
@@ -238,6 +263,7 @@ void ToProto(const unwinder::ThreadStack& t, v1::ThreadStack* out) {
     if (f.module >= 0) {
       pf->set_module(f.module);
       pf->set_rel_pc(f.rel_pc);
+      pf->set_file_offset(f.file_offset);
     }
   }
 }
@@ -247,19 +273,21 @@ void ModulesToProto(const UnwindResult& r,
   for (size_t i = 0; i < r.stacks.modules.size(); ++i) {
     const unwinder::ModuleInfo& m = r.stacks.modules[i];
     v1::Module* pm = out->Add();
-    pm->set_path(m.path);
+    pm->set_path(Utf8Lossy(m.path));
+    if (!IsUtf8(m.path)) pm->set_path_bytes(m.path);
     pm->set_build_id(m.build_id);
     pm->set_start(m.start);
     pm->set_end(m.end);
     pm->set_offset(i < r.module_offsets.size() ? r.module_offsets[i] : 0);
     pm->set_load_bias(m.load_bias);
-    pm->set_file(m.file);
-    pm->set_error(m.error);
+    pm->set_file(Utf8Lossy(m.file));
+    if (!IsUtf8(m.file)) pm->set_file_bytes(m.file);
+    pm->set_error(Utf8Lossy(m.error));
     pm->set_build_id_mismatch(m.mismatch);
     pm->set_from_memory(m.from_memory);
     pm->set_load_bias_unknown(!m.bias_known);
     pm->set_fetched(m.fetched);
-    pm->set_debug_file(m.debug_file);
+    pm->set_debug_file(Utf8Lossy(m.debug_file));
     pm->set_debug_kind(m.debug_kind);
     pm->set_debug_fetched(m.debug_fetched);
   }
@@ -275,20 +303,20 @@ v1::CoreFileState StateFromName(absl::string_view s) {
 }
 
 void CoreToProto(const CoreSummary& c, v1::CoreReport* out) {
-  out->set_file(c.core);
+  out->set_file(Utf8Lossy(c.core));
   out->set_compression(c.compression);
-  out->set_executable(c.executable);
+  out->set_executable(Utf8Lossy(c.executable));
   out->set_modules_from(c.modules_from);
   for (const CoreSummary::File& f : c.files) {
     v1::CoreFile* pf = out->add_files();
-    pf->set_path(f.path);
+    pf->set_path(Utf8Lossy(f.path));
     pf->set_state(StateFromName(f.state));
-    pf->set_file(f.file);
+    pf->set_file(Utf8Lossy(f.file));
     pf->set_build_id(f.build_id);
     pf->set_file_build_id(f.file_build_id);
     pf->set_fetched(f.fetched);
   }
-  for (const std::string& w : c.warnings) out->add_warnings(w);
+  for (const std::string& w : c.warnings) out->add_warnings(Utf8Lossy(w));
 }
 
 }  // namespace
@@ -311,13 +339,13 @@ absl::StatusOr<unwinder::ProcessStacks> FromProto(const v1::UnwindResponse& r) {
   out.arch = *a;
   for (const v1::Module& m : r.modules()) {
     unwinder::ModuleInfo mi;
-    mi.path = m.path();
+    mi.path = m.path_bytes().empty() ? m.path() : m.path_bytes();
     mi.build_id = m.build_id();
     mi.start = m.start();
     mi.end = m.end();
     mi.load_bias = m.load_bias();
     mi.bias_known = !m.load_bias_unknown();
-    mi.file = m.file();
+    mi.file = m.file_bytes().empty() ? m.file() : m.file_bytes();
     mi.error = m.error();
     mi.mismatch = m.build_id_mismatch();
     mi.from_memory = m.from_memory();
@@ -349,6 +377,7 @@ absl::StatusOr<unwinder::ProcessStacks> FromProto(const v1::UnwindResponse& r) {
         }
         fr.module = static_cast<int>(f.module());
         fr.rel_pc = f.rel_pc();
+        fr.file_offset = f.file_offset();
       }
       ts.frames.push_back(fr);
     }

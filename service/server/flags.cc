@@ -26,11 +26,13 @@ const char kServerUsage[] =
     "  --max-connections=1024      Unix connections at once\n"
     "  --workers=N                 unwinds running at once (default: CPUs, >= 2)\n"
     "  --max-queued=256            unwinds waiting; more get RESOURCE_EXHAUSTED\n"
-    "  --request-timeout=30        seconds per request (or per sample) at most\n"
+    "  --request-timeout=30        seconds per request (per sample, per batch) at most\n"
     "  --max-frames=4096           frames per thread at most (default 512)\n"
     "  --max-core-bytes=N          largest streamed core (default 1 GiB)\n"
     "  --max-stack-bytes=N         largest snapshot stack copy (default 1 MiB)\n"
     "  --max-samples-per-stream=N  samples per UnwindSnapshots stream\n"
+    "  --max-mapping-tables=1024   mapping tables a snapshot stream keeps\n"
+    "  --max-mapping-table-bytes=N bytes of them per stream (default 64 MiB)\n"
     "  --module-cache-bytes=N      module cache budget (default 4 GiB, mapped)\n"
     "  --request-log=-|none|PATH   one JSON line per request (default stderr)\n"
     "  --drain-timeout=10          seconds SIGTERM waits for running requests\n"
@@ -119,6 +121,12 @@ absl::StatusOr<ServerFlags> ParseServerFlags(absl::Span<const absl::string_view>
     } else if (absl::ConsumePrefix(&a, "--max-samples-per-stream=")) {
       s = Number<uint64_t>("--max-samples-per-stream", a, 1, UINT64_MAX,
                            &f.service.max_samples_per_stream);
+    } else if (absl::ConsumePrefix(&a, "--max-mapping-tables=")) {
+      s = Number<int>("--max-mapping-tables", a, 1, 1 << 20,
+                      &f.service.snapshot.max_tables);
+    } else if (absl::ConsumePrefix(&a, "--max-mapping-table-bytes=")) {
+      s = Number<uint64_t>("--max-mapping-table-bytes", a, 1 << 10, uint64_t{1} << 40,
+                           &f.service.snapshot.max_table_bytes);
     } else if (absl::ConsumePrefix(&a, "--module-cache-bytes=")) {
       s = Number<uint64_t>("--module-cache-bytes", a, 1 << 20, UINT64_MAX,
                            &f.service.module_cache_bytes);

@@ -28,7 +28,8 @@ TEST(ServerFlagsTest, ParsesEveryFlag) {
        "--socket-mode=0600", "--socket-group=adm", "--workers=3", "--max-queued=7",
        "--request-timeout=5", "--max-frames=100", "--max-core-bytes=4096",
        "--max-stack-bytes=8192", "--max-samples-per-stream=9", "--max-connections=11",
-       "--module-cache-bytes=1048576", "--request-log=none", "--drain-timeout=2"});
+       "--module-cache-bytes=1048576", "--request-log=none", "--drain-timeout=2",
+       "--max-mapping-tables=5", "--max-mapping-table-bytes=65536"});
   ASSERT_TRUE(f.ok()) << f.status();
   ASSERT_EQ(f->listen.size(), 2u);
   EXPECT_EQ(f->listen[1].kind, ListenAddress::Kind::kTcp);
@@ -44,6 +45,8 @@ TEST(ServerFlagsTest, ParsesEveryFlag) {
   EXPECT_EQ(f->service.max_core_bytes, 4096u);
   EXPECT_EQ(f->service.snapshot.max_stack_bytes, 8192u);
   EXPECT_EQ(f->service.max_samples_per_stream, 9u);
+  EXPECT_EQ(f->service.snapshot.max_tables, 5);
+  EXPECT_EQ(f->service.snapshot.max_table_bytes, 65536u);
   EXPECT_EQ(f->max_connections, 11u);
   EXPECT_EQ(f->request_log, "none");
   EXPECT_EQ(f->drain_timeout, absl::Seconds(2));
@@ -53,7 +56,8 @@ TEST(ServerFlagsTest, RejectsBadValues) {
   for (absl::string_view bad :
        {"--listen=tcp:nocolon", "--listen=unix:", "--listen=udp:x:1", "--workers=0",
         "--socket-mode=0999", "--socket-mode=rw", "--max-frames=0",
-        "--max-frames=99999999", "--request-timeout=-1", "--bogus", "pid"}) {
+        "--max-frames=99999999", "--request-timeout=-1", "--max-mapping-tables=0",
+        "--max-mapping-table-bytes=12", "--bogus", "pid"}) {
     EXPECT_EQ(Parse({bad}).status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
   absl::StatusOr<ServerFlags> help = Parse({"--help"});

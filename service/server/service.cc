@@ -8,7 +8,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "google/protobuf/arena.h"
 #include "service/common/convert.h"
 #include "service/server/core_files.h"
 #include "service/server/unwind.h"
@@ -68,6 +67,30 @@ UnwinderService::UnwinderService(const ServiceOptions& options,
                    std::string(d.status().message()).c_str());
     }
   }
+  // The snapshot streams answer with bytes they encode themselves
+  // (response_encoder.h) instead of SnapshotResponse messages: the same
+  // RPCs and wire format, with handlers whose response type is the raw
+  // ByteBuffer. MarkMethodStreamed is gRPC's way to give a method another
+  // synchronous handler (for a bidi stream, as here, it changes nothing
+  // else). The indexes are the methods' order in proto/unwinder.proto.
+  MarkMethodStreamed(
+      kUnwindSnapshotsMethod,
+      new grpc::internal::BidiStreamingHandler<UnwinderService, v1::SnapshotRequest,
+                                               grpc::ByteBuffer>(
+          [](UnwinderService* service, grpc::ServerContext* context,
+             grpc::ServerReaderWriter<grpc::ByteBuffer, v1::SnapshotRequest>* stream) {
+            return service->StreamSnapshots(context, stream);
+          },
+          this));
+  MarkMethodStreamed(
+      kUnwindSnapshotBatchesMethod,
+      new grpc::internal::BidiStreamingHandler<UnwinderService, v1::SnapshotBatch,
+                                               grpc::ByteBuffer>(
+          [](UnwinderService* service, grpc::ServerContext* context,
+             grpc::ServerReaderWriter<grpc::ByteBuffer, v1::SnapshotBatch>* stream) {
+            return service->StreamSnapshotBatches(context, stream);
+          },
+          this));
 }
 
 UnwinderService::~UnwinderService() { FinishShutdown(); }
@@ -287,9 +310,9 @@ grpc::Status UnwinderService::UnwindCore(
 }
 
 // What a snapshot stream keeps from sample to sample: the caller's session
-// (one address space per mapping table), the counters, and the arena each
-// sample's response is built in (reset between messages: no allocation per
-// frame).
+// (one address space per mapping table), the counters, and the buffers each
+// message's answer is encoded in (response_encoder.h; reused, so a warm
+// stream allocates nothing per sample for its responses).
 class UnwinderService::SnapshotStream {
  public:
   SnapshotStream(UnwinderService& service, grpc::ServerContext* context,
@@ -297,9 +320,6 @@ class UnwinderService::SnapshotStream {
       : service_(service), context_(context), log_(service.stats_, rpc, "") {
     ++service_.stats_.snapshot_streams;
     log_.set_target("samples");
-    arena_options_.initial_block = block_.get();
-    arena_options_.initial_block_size = kArenaBlock;
-    arena_.emplace(arena_options_);
   }
 
   // The checks before the first sample; not OK ends the stream.
@@ -316,54 +336,78 @@ class UnwinderService::SnapshotStream {
     return absl::OkStatus();
   }
 
-  // The arena for the next message's response.
-  google::protobuf::Arena& NewMessage() {
-    arena_->Reset();
-    return *arena_;
-  }
-
-  // Unwinds one sample into `response`. A sample that cannot be unwound is
-  // answered with its error; a non-OK status (shutdown, the stream's sample
-  // limit, a cancelled client) ends the stream.
-  absl::Status Sample(const v1::SnapshotRequest& request, v1::SnapshotResponse* response) {
+  // Unwinds the `n` samples of one message and encodes their answers (a
+  // SnapshotResponse, or with `batch` the elements of a
+  // SnapshotBatchResponse) for Reply(). One job per message: on this
+  // thread when a worker slot is free (a sample takes microseconds and no
+  // ptrace), one watchdog registration and one slot for the whole message.
+  // The message's deadline (the call's, at most --request-timeout) covers
+  // all of it: a sample whose walk it cuts short stops with `cancelled`,
+  // and those not begun get DEADLINE_EXCEEDED. A sample that cannot be
+  // unwound is answered with its error; a non-OK status (shutdown, the
+  // stream's sample limit, a cancelled client) ends the stream.
+  absl::Status Samples(int n, absl::FunctionRef<const v1::SnapshotRequest&(int)> request,
+                       bool batch) {
+    out_.clear();
     if (service_.shutting_down_.load()) {
       return absl::UnavailableError("unwindd is shutting down");
     }
-    if (++count_ > service_.options_.max_samples_per_stream) {
+    count_ += n;
+    if (count_ > service_.options_.max_samples_per_stream) {
       return absl::ResourceExhaustedError(absl::StrFormat(
           "more than %d samples on one stream; open a new one",
           service_.options_.max_samples_per_stream));
     }
-    ++service_.stats_.samples;
-    log_.AddSample();
-    absl::StatusOr<UnwindResult> result = absl::UnknownError("not run");
-    // A sample takes microseconds and no ptrace: on this thread when a
-    // worker is free, saving two thread switches per sample.
+    service_.stats_.samples.fetch_add(n, std::memory_order_relaxed);
+    for (int i = 0; i < n; ++i) log_.AddSample();
+    int done = 0;
     absl::Status s = service_.RunJob(
         context_, 0, service_.Deadline(context_), log_,
-        [&](const std::atomic<bool>& cancel) { result = session_->Unwind(request, &cancel); },
+        [&](const std::atomic<bool>& cancel) {
+          for (; done < n && !cancel.load(std::memory_order_relaxed); ++done) {
+            Answer(request(done), &cancel, absl::OkStatus(), batch);
+          }
+        },
         /*here=*/true);
-    // RunJob gave up on the sample because the client cancelled. (A client
-    // that goes away otherwise is seen by the next Read or Write; asking
-    // the call per sample would cost a poll of its completion queue.)
+    // RunJob gave up because the client cancelled. (A client that goes
+    // away otherwise is seen by the next Read or Write; asking the call per
+    // message would cost a poll of its completion queue.)
     if (absl::IsCancelled(s)) {
       return absl::CancelledError("the client cancelled the stream");
     }
-    if (s.ok()) s = result.status();
-    response->set_sample_id(request.sample_id());
-    if (!s.ok()) {
-      log_.AddSampleError(s.code());
-      response->mutable_error()->set_code(static_cast<int>(s.code()));
-      response->mutable_error()->set_message(std::string(s.message()));
-    } else {
-      log_.AddStacks(result->stacks);
-      if (!result->stacks.threads.empty()) {
-        ToProto(result->stacks.threads[0], response->mutable_stack());
+    // Not begun: the deadline passed first, or the job could not be run
+    // (the pool's queue is full, or it is shutting down).
+    const absl::Status not_run =
+        s.ok() ? absl::DeadlineExceededError("the request's deadline passed") : s;
+    for (int i = done; i < n; ++i) Answer(request(i), nullptr, not_run, batch);
+    return absl::OkStatus();
+  }
+
+  // The bytes Samples() encoded.
+  grpc::ByteBuffer Reply() const {
+    grpc::Slice slice(out_.data(), out_.size());
+    return grpc::ByteBuffer(&slice, 1);
+  }
+
+  // The tables of a batch, before its samples. InvalidArgument (ending
+  // the stream) for a table without an id: no sample could name it, so no
+  // sample could be told. Other refusals answer the samples naming them.
+  absl::Status DefineTables(const v1::SnapshotBatch& batch) {
+    for (const v1::MappingTable& t : batch.mapping_tables()) {
+      if (t.id() == 0) {
+        return absl::InvalidArgumentError(
+            "a SnapshotBatch carries a MappingTable without an id");
       }
-      ModulesToProto(*result, response->mutable_modules());
+      session_->DefineTable(t).IgnoreError();
     }
     return absl::OkStatus();
   }
+  void ReleaseTables(const v1::SnapshotBatch& batch) {
+    for (uint64_t id : batch.release_mapping_table_ids()) session_->ReleaseTable(id);
+  }
+
+  // Between messages: the counters the stream's samples added.
+  void Flush() { log_.Flush(); }
 
   grpc::Status Finish(const absl::Status& s) {
     log_.Finish(s);
@@ -371,21 +415,40 @@ class UnwinderService::SnapshotStream {
   }
 
  private:
-  static constexpr size_t kArenaBlock = 16 << 10;
+  // One sample (`error` not OK: answered with it, not unwound), encoded
+  // into out_ at once: its answer's strings are the session's until the
+  // next sample.
+  void Answer(const v1::SnapshotRequest& request, const std::atomic<bool>* cancel,
+              const absl::Status& error, bool batch) {
+    answer_.Clear();
+    answer_.sample_id = request.sample_id();
+    unwinder::StopReason stop = unwinder::StopReason::kEndOfStack;
+    absl::Status s = error.ok() ? session_->Unwind(request, cancel, &answer_, &stop) : error;
+    if (s.ok()) {
+      log_.AddStack(stop, answer_.frames.size());
+    } else {
+      log_.AddSampleError(s.code());
+      answer_.error = s;
+    }
+    if (batch) {
+      AppendBatchElement(answer_, &out_);
+    } else {
+      AppendSnapshotResponse(answer_, &out_);
+    }
+  }
 
   UnwinderService& service_;
   grpc::ServerContext* const context_;
   RequestLog log_;
   std::optional<SnapshotSession> session_;
   uint64_t count_ = 0;
-  std::unique_ptr<char[]> block_{new char[kArenaBlock]};
-  google::protobuf::ArenaOptions arena_options_;
-  std::optional<google::protobuf::Arena> arena_;
+  SampleAnswer answer_;
+  std::string out_;
 };
 
-grpc::Status UnwinderService::UnwindSnapshots(
+grpc::Status UnwinderService::StreamSnapshots(
     grpc::ServerContext* context,
-    grpc::ServerReaderWriter<v1::SnapshotResponse, v1::SnapshotRequest>* stream) {
+    grpc::ServerReaderWriter<grpc::ByteBuffer, v1::SnapshotRequest>* stream) {
   SnapshotStream samples(*this, context, "UnwindSnapshots");
   if (absl::Status s = samples.Open(); !s.ok()) return samples.Finish(s);
   // One message reused from sample to sample, so its strings (the stack
@@ -394,21 +457,20 @@ grpc::Status UnwinderService::UnwindSnapshots(
   v1::SnapshotRequest request;
   while (stream->Read(&request)) {
     Busy busy(this);
-    auto* response =
-        google::protobuf::Arena::CreateMessage<v1::SnapshotResponse>(&samples.NewMessage());
-    if (absl::Status s = samples.Sample(request, response); !s.ok()) {
-      return samples.Finish(s);
-    }
-    if (!stream->Write(*response)) {
+    absl::Status s = samples.Samples(
+        1, [&](int) -> const v1::SnapshotRequest& { return request; }, /*batch=*/false);
+    if (!s.ok()) return samples.Finish(s);
+    samples.Flush();
+    if (!stream->Write(samples.Reply())) {
       return samples.Finish(absl::CancelledError("the client went away"));
     }
   }
   return samples.Finish(absl::OkStatus());
 }
 
-grpc::Status UnwinderService::UnwindSnapshotBatches(
+grpc::Status UnwinderService::StreamSnapshotBatches(
     grpc::ServerContext* context,
-    grpc::ServerReaderWriter<v1::SnapshotBatchResponse, v1::SnapshotBatch>* stream) {
+    grpc::ServerReaderWriter<grpc::ByteBuffer, v1::SnapshotBatch>* stream) {
   SnapshotStream samples(*this, context, "UnwindSnapshotBatches");
   if (absl::Status s = samples.Open(); !s.ok()) return samples.Finish(s);
   v1::SnapshotBatch batch;
@@ -418,15 +480,15 @@ grpc::Status UnwinderService::UnwindSnapshotBatches(
       return samples.Finish(absl::InvalidArgumentError(absl::StrFormat(
           "a batch of %d samples; at most %d", batch.samples_size(), kMaxSamplesPerBatch)));
     }
-    auto* response = google::protobuf::Arena::CreateMessage<v1::SnapshotBatchResponse>(
-        &samples.NewMessage());
-    response->mutable_responses()->Reserve(batch.samples_size());
-    for (const v1::SnapshotRequest& request : batch.samples()) {
-      if (absl::Status s = samples.Sample(request, response->add_responses()); !s.ok()) {
-        return samples.Finish(s);
-      }
-    }
-    if (!stream->Write(*response)) {
+    if (absl::Status s = samples.DefineTables(batch); !s.ok()) return samples.Finish(s);
+    absl::Status s = samples.Samples(
+        batch.samples_size(),
+        [&](int i) -> const v1::SnapshotRequest& { return batch.samples(i); },
+        /*batch=*/true);
+    if (!s.ok()) return samples.Finish(s);
+    samples.ReleaseTables(batch);
+    samples.Flush();
+    if (!stream->Write(samples.Reply())) {
       return samples.Finish(absl::CancelledError("the client went away"));
     }
   }

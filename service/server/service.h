@@ -65,14 +65,14 @@ class UnwinderService final : public v1::Unwinder::Service {
   grpc::Status UnwindCore(grpc::ServerContext* context,
                           grpc::ServerReader<v1::UnwindCoreRequest>* reader,
                           v1::UnwindResponse* response) override;
-  grpc::Status UnwindSnapshots(
+  // UnwindSnapshots and UnwindSnapshotBatches (see the constructor): the
+  // responses are encoded by response_encoder.h.
+  grpc::Status StreamSnapshots(
       grpc::ServerContext* context,
-      grpc::ServerReaderWriter<v1::SnapshotResponse, v1::SnapshotRequest>* stream)
-      override;
-  grpc::Status UnwindSnapshotBatches(
+      grpc::ServerReaderWriter<grpc::ByteBuffer, v1::SnapshotRequest>* stream);
+  grpc::Status StreamSnapshotBatches(
       grpc::ServerContext* context,
-      grpc::ServerReaderWriter<v1::SnapshotBatchResponse, v1::SnapshotBatch>* stream)
-      override;
+      grpc::ServerReaderWriter<grpc::ByteBuffer, v1::SnapshotBatch>* stream);
   grpc::Status GetStats(grpc::ServerContext* context,
                         const v1::GetStatsRequest* request,
                         v1::Stats* response) override;
@@ -93,6 +93,10 @@ class UnwinderService final : public v1::Unwinder::Service {
   class SnapshotStream;
   // UnwindSnapshotBatches: the most samples one message may carry.
   static constexpr int kMaxSamplesPerBatch = 1024;
+  // The methods' indexes in the generated service (their order in
+  // proto/unwinder.proto).
+  static constexpr int kUnwindSnapshotsMethod = 2;
+  static constexpr int kUnwindSnapshotBatchesMethod = 3;
 
   // Runs `fn` on the pool (keyed: same key never concurrently) and waits
   // for it within the request's deadline, giving up early if the client

@@ -22,6 +22,15 @@
 //               only, later samples just the pid (the server reuses the
 //               table; memory off the stack copy may come from the process);
 //   mappings:0  only the pid: the server reads /proc/PID/maps itself;
+//   mappings:3  the table as a MappingTable in the stream's first message,
+//               every sample naming it by id, no pid (a perf.data replay);
+//   mappings:4  the same plus the pid and its start time (a live
+//               profiler: memory off the stack copy may come from the
+//               process, whose identity is checked per sample);
+//   mappings:5  the samples name a table that was never sent, so every
+//               answer is a small error: what receiving and parsing the
+//               samples and answering costs without unwinding (the floor
+//               of the transport);
 //   perf:1      registers as perf gives them (PERF_SAMPLE_REGS_USER: a
 //               mask and packed values) instead of the DWARF-numbered map
 //               (a protobuf map costs an allocation per register to parse);
@@ -32,7 +41,8 @@
 // machine), samples_per_server_cpu_s (what "on one core" means: samples
 // over the CPU time unwindd used, utime + stime from /proc/PID/stat),
 // server_us_per_sample and client_us_per_sample (this process's CPU:
-// serialising, gRPC), frames_per_sample. The run fails (SkipWithError) on
+// serialising, gRPC), frames_per_sample, table_mappings (entries in the
+// mapping table). The run fails (SkipWithError) on
 // any error response, on a response out of order, or on frames that differ
 // from the in-process unwind of the same sample.
 #include <sys/resource.h>
@@ -64,6 +74,33 @@
 namespace unwindd::service {
 namespace {
 
+// A SnapshotBatch the benchmark serialised itself, written as is (raw:1):
+// the client then costs a copy of the bytes per message instead of
+// building and serialising messages, so it keeps ahead of the server.
+struct RawBatch {
+  grpc::ByteBuffer bytes;
+};
+
+}  // namespace
+}  // namespace unwindd::service
+
+template <>
+class grpc::SerializationTraits<unwindd::service::RawBatch> {
+ public:
+  static grpc::Status Serialize(const unwindd::service::RawBatch& m, grpc::ByteBuffer* out,
+                                bool* own_buffer) {
+    *out = m.bytes;  // shares the slices
+    *own_buffer = true;
+    return grpc::Status::OK;
+  }
+  static grpc::Status Deserialize(grpc::ByteBuffer*, unwindd::service::RawBatch*) {
+    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "write-only");
+  }
+};
+
+namespace unwindd::service {
+namespace {
+
 using testing::ServerProcess;
 
 // Frames a sample must have to count as a "30-frame stack" sample.
@@ -74,6 +111,7 @@ struct Sample {
   v1::SnapshotRequest request;  // with mappings + build-ids, without pid
   std::vector<uint64_t> pcs;    // the in-process unwind of the same sample
   pid_t pid = 0;
+  uint64_t start_time = 0;      // the process's, /proc/PID/stat field 22
 };
 
 struct World {
@@ -122,6 +160,19 @@ v1::SnapshotRequest ToRequest(const proc::Snapshot& s) {
   return r;
 }
 
+// Field 22 of /proc/PID/stat (starttime), 0 if unreadable.
+uint64_t ProcessStartTime(pid_t pid) {
+  std::ifstream f(absl::StrCat("/proc/", pid, "/stat"));
+  std::string line;
+  std::getline(f, line);
+  std::istringstream rest(line.substr(line.rfind(')') + 2));
+  std::string field;
+  for (int i = 3; rest >> field; ++i) {
+    if (i == 22) return std::stoull(field);
+  }
+  return 0;
+}
+
 World& GetWorld(size_t stack_bytes) {
   // Destroyed at exit: the server and fixture killed, the directory removed.
   static std::map<size_t, std::unique_ptr<World>> worlds;
@@ -163,6 +214,7 @@ World& GetWorld(size_t stack_bytes) {
     Sample sample;
     sample.request = ToRequest(snap);
     sample.pid = snap.pid;
+    sample.start_time = ProcessStartTime(snap.pid);
     for (const unwinder::Frame& f : ts.frames) sample.pcs.push_back(f.pc);
     w.samples.push_back(std::move(sample));
   }
@@ -221,13 +273,36 @@ void Prepare(const Sample& s, int mappings, bool perf, uint64_t i,
   out->set_sample_id(i);
   if (perf) ToPerfRegisters(out);
   if (mappings == 2) return;
+  if (mappings >= 3) {
+    constexpr uint64_t kTable = 1;
+    if (i == 0) {
+      v1::MappingTable* t = out->mutable_mapping_table();
+      t->set_id(kTable);
+      *t->mutable_mappings() = s.request.mappings();
+    }
+    out->clear_mappings();
+    out->set_mapping_table_id(mappings == 5 ? kTable + 1 : kTable);
+    if (mappings == 4) {
+      out->set_pid(s.pid);
+      out->set_pid_start_time(s.start_time);
+    }
+    return;
+  }
   out->set_pid(s.pid);
   if (mappings == 0 || i > 0) out->clear_mappings();
 }
 
-// "" if `resp` answers sample `i` of a run with the in-process frames.
-std::string Check(const World& w, int64_t i, const v1::SnapshotResponse& resp) {
+// "" if `resp` answers sample `i` of a run with the in-process frames (or,
+// for mappings:5, with the error it must get).
+std::string Check(const World& w, int mappings, int64_t i, const v1::SnapshotResponse& resp) {
   const Sample& s = w.samples[i % w.samples.size()];
+  if (mappings == 5) {
+    if (resp.sample_id() != static_cast<uint64_t>(i) ||
+        resp.error().code() != grpc::StatusCode::INVALID_ARGUMENT) {
+      return absl::StrCat("sample ", i, ": not the error for an unknown table");
+    }
+    return "";
+  }
   if (resp.has_error()) return absl::StrCat("sample ", i, ": ", resp.error().message());
   if (resp.sample_id() != static_cast<uint64_t>(i)) {
     return absl::StrCat("response ", i, " is for sample ", resp.sample_id());
@@ -249,8 +324,16 @@ std::string Check(const World& w, int64_t i, const v1::SnapshotResponse& resp) {
 // samples in flight: a writer thread writes while this one reads and checks
 // the answers. "" or what went wrong; `frames` gets the frames of every
 // response.
+void AppendVarint(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
 std::string RunStream(World& w, int mappings, bool perf, int64_t count, int batch,
-                      int window, int64_t* frames) {
+                      int window, bool raw, int64_t* frames) {
   // One request per captured sample, built before timing starts: the
   // client only patches sample_id.
   std::vector<v1::SnapshotRequest> first(w.samples.size()), later(w.samples.size());
@@ -263,10 +346,47 @@ std::string RunStream(World& w, int mappings, bool perf, int64_t count, int batc
     r.set_sample_id(k);
     return r;
   };
+  // raw:1: each request serialised once without its sample_id; a
+  // message is SnapshotBatch field 1 (samples) per sample, holding the
+  // sample_id field and then those bytes.
+  std::vector<std::string> first_bytes, later_bytes;
+  for (size_t k = 0; k < w.samples.size(); ++k) {
+    v1::SnapshotRequest r = first[k];
+    r.clear_sample_id();
+    first_bytes.push_back(r.SerializeAsString());
+    r = later[k];
+    r.clear_sample_id();
+    later_bytes.push_back(r.SerializeAsString());
+  }
+  auto raw_message = [&](int64_t from, int64_t to) {
+    std::string bytes;
+    for (int64_t k = from; k < to; ++k) {
+      const std::string& body = (k == 0 ? first_bytes : later_bytes)[k % w.samples.size()];
+      std::string id;
+      id.push_back(0x08);  // sample_id = 1, varint
+      AppendVarint(&id, k);
+      bytes.push_back(0x0a);  // samples = 1, length-delimited
+      AppendVarint(&bytes, id.size() + body.size());
+      bytes += id;
+      bytes += body;
+    }
+    grpc::Slice slice(bytes);
+    return RawBatch{grpc::ByteBuffer(&slice, 1)};
+  };
   auto stub = w.server->Stub();
+  auto channel = w.server->NewChannel();
   grpc::ClientContext context;
   auto single = batch <= 1 ? stub->UnwindSnapshots(&context) : nullptr;
-  auto batched = batch <= 1 ? nullptr : stub->UnwindSnapshotBatches(&context);
+  auto batched = batch <= 1 || raw ? nullptr : stub->UnwindSnapshotBatches(&context);
+  std::unique_ptr<grpc::ClientReaderWriter<RawBatch, v1::SnapshotBatchResponse>> raw_stream;
+  if (batch > 1 && raw) {
+    raw_stream.reset(
+        grpc::internal::ClientReaderWriterFactory<RawBatch, v1::SnapshotBatchResponse>::Create(
+            channel.get(),
+            grpc::internal::RpcMethod("/unwindd.v1.Unwinder/UnwindSnapshotBatches",
+                                      grpc::internal::RpcMethod::BIDI_STREAMING, channel),
+            &context));
+  }
   batch = std::max(batch, 1);
 
   absl::Mutex mu;
@@ -285,6 +405,10 @@ std::string RunStream(World& w, int mappings, bool perf, int64_t count, int batc
         if (!single->Write(sample(i))) break;
         continue;
       }
+      if (raw_stream != nullptr) {
+        if (!raw_stream->Write(raw_message(i, std::min(count, i + batch)))) break;
+        continue;
+      }
       message.clear_samples();
       for (int64_t k = i; k < std::min(count, i + batch); ++k) {
         *message.add_samples() = sample(k);
@@ -292,13 +416,14 @@ std::string RunStream(World& w, int mappings, bool perf, int64_t count, int batc
       if (!batched->Write(message)) break;
     }
     if (single != nullptr) single->WritesDone();
+    else if (raw_stream != nullptr) raw_stream->WritesDone();
     else batched->WritesDone();
   });
 
   std::string error;
   int64_t i = 0;
   auto take = [&](const v1::SnapshotResponse& r) {
-    if (error.empty()) error = Check(w, i, r);
+    if (error.empty()) error = Check(w, mappings, i, r);
     *frames += r.stack().frames_size();
     ++i;
   };
@@ -309,7 +434,7 @@ std::string RunStream(World& w, int mappings, bool perf, int64_t count, int batc
       if (!single->Read(&one)) break;
       take(one);
     } else {
-      if (!batched->Read(&many)) break;
+      if (!(raw_stream != nullptr ? raw_stream->Read(&many) : batched->Read(&many))) break;
       for (const v1::SnapshotResponse& r : many.responses()) take(r);
     }
     absl::MutexLock l(&mu);
@@ -320,7 +445,9 @@ std::string RunStream(World& w, int mappings, bool perf, int64_t count, int batc
     reader_done = true;
   }
   writer.join();
-  grpc::Status st = single != nullptr ? single->Finish() : batched->Finish();
+  grpc::Status st = single != nullptr       ? single->Finish()
+                    : raw_stream != nullptr ? raw_stream->Finish()
+                                            : batched->Finish();
   if (error.empty() && i != count) error = absl::StrCat("only ", i, " of ", count, " answered");
   if (error.empty() && !st.ok()) error = st.error_message();
   return error;
@@ -333,13 +460,14 @@ void BM_SnapshotStream(benchmark::State& state) {
   const int window = state.range(3);
   const bool perf = state.range(4) != 0;
   const int batch = state.range(5);
+  const bool raw = state.range(6) != 0;
   World& w = GetWorld(stack_bytes);
   if (!w.error.empty()) {
     state.SkipWithError(w.error.c_str());
     return;
   }
   auto run = [&](int64_t n, int64_t* frames) {
-    return RunStream(w, mappings, perf, n, batch, window, frames);
+    return RunStream(w, mappings, perf, n, batch, window, raw, frames);
   };
   // Warm-up: modules opened, build-ids verified, gRPC's pools grown.
   int64_t frames = 0;
@@ -373,22 +501,38 @@ void BM_SnapshotStream(benchmark::State& state) {
   state.counters["client_us_per_sample"] = client_cpu * 1e6 / samples;
   state.counters["frames_per_sample"] = static_cast<double>(frames) / samples;
   state.counters["stack_bytes"] = w.samples[0].request.stack().size();
+  state.counters["table_mappings"] = w.samples[0].request.mappings_size();
 }
 
-// mappings (2 every sample, 1 first sample + pid, 0 pid only), stack copy
+// mappings (2 every sample, 1 first sample + pid, 0 pid only, 3 a table
+// sent once and named by id, 4 the same with pid and start time), stack copy
 // cap (perf's default dump size is 8 KiB; the fixture's thread stacks hold
 // about 5 KiB from SP to their top, so the copies are cut there), samples
 // per stream, window, perf registers, samples per message (1:
 // UnwindSnapshots, more: UnwindSnapshotBatches).
 BENCHMARK(BM_SnapshotStream)
-    ->ArgNames({"mappings", "stack", "samples", "window", "perf", "batch"})
-    ->Args({2, 8 << 10, 50000, 64, 0, 1})
-    ->Args({1, 8 << 10, 50000, 64, 0, 1})
-    ->Args({0, 8 << 10, 50000, 64, 0, 1})
-    ->Args({1, 8 << 10, 50000, 64, 1, 1})
-    ->Args({1, 8 << 10, 50000, 64, 0, 16})
-    ->Args({1, 8 << 10, 50000, 64, 1, 16})
-    ->Args({2, 8 << 10, 50000, 64, 1, 16})
+    ->ArgNames({"mappings", "stack", "samples", "window", "perf", "batch", "raw"})
+    ->Args({2, 8 << 10, 50000, 64, 0, 1, 0})
+    ->Args({1, 8 << 10, 50000, 64, 0, 1, 0})
+    ->Args({0, 8 << 10, 50000, 64, 0, 1, 0})
+    ->Args({1, 8 << 10, 50000, 64, 1, 1, 0})
+    ->Args({1, 8 << 10, 50000, 64, 0, 16, 0})
+    ->Args({1, 8 << 10, 50000, 64, 1, 16, 0})
+    ->Args({2, 8 << 10, 50000, 64, 1, 16, 0})
+    ->Args({3, 8 << 10, 50000, 64, 0, 1, 0})
+    ->Args({3, 8 << 10, 50000, 64, 1, 16, 0})
+    ->Args({3, 8 << 10, 50000, 64, 0, 16, 0})
+    ->Args({4, 8 << 10, 50000, 64, 1, 16, 0})
+    ->Args({3, 8 << 10, 100000, 256, 1, 16, 0})
+    ->Args({3, 8 << 10, 100000, 1024, 1, 16, 0})
+    ->Args({3, 8 << 10, 100000, 256, 1, 64, 0})
+    ->Args({3, 8 << 10, 100000, 1024, 1, 256, 0})
+    ->Args({3, 8 << 10, 100000, 256, 1, 16, 1})
+    ->Args({5, 8 << 10, 100000, 256, 1, 16, 0})
+    ->Args({5, 8 << 10, 100000, 256, 1, 64, 0})
+    ->Args({3, 8 << 10, 100000, 1024, 1, 64, 1})
+    ->Args({3, 8 << 10, 200000, 4096, 1, 1024, 0})
+    ->Args({3, 8 << 10, 200000, 4096, 1, 1024, 1})
     ->Iterations(1)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);

@@ -1,47 +1,44 @@
 #include "service/server/snapshots.h"
 
 #include <limits.h>
+#include <linux/fs.h>
 #include <sys/auxv.h>
+#include <sys/ioctl.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <utility>
 
-#include "absl/strings/ascii.h"
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "memory/factories.h"
 #include "proc/maps.h"
 #include "proc/snapshot_target_regs.h"
+#include "service/common/convert.h"
 
 namespace unwindd::service {
 namespace {
 
 // Registers in either numbering; more than any arch has is malformed.
 constexpr int kMaxRegisterValues = 64;
-// NT_GNU_BUILD_ID is usually 20 bytes (SHA-1); allow up to 64 bytes of hex.
-constexpr size_t kMaxBuildIdHex = 128;
 // Pages of live process memory kept per sample.
 constexpr size_t kProcessCachePages = 64;
 
-bool IsLowerHex(absl::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-  });
-}
-
-// The sample's path rewrites, then its sysroot.
-std::string MapPath(const v1::SnapshotRequest& r, const std::string& path) {
+// The table's path rewrites, then its sysroot.
+std::string MapPath(const TableDef& t, const std::string& path) {
   std::string out = path;
-  for (const v1::PathMapping& pm : r.path_map()) {
-    if (!pm.from().empty() && absl::StartsWith(path, pm.from())) {
-      out = absl::StrCat(pm.to(), path.substr(pm.from().size()));
+  for (const auto& [from, to] : t.path_map) {
+    if (!from.empty() && absl::StartsWith(path, from)) {
+      out = absl::StrCat(to, path.substr(from.size()));
       break;
     }
   }
-  if (!r.sysroot().empty()) out = absl::StrCat(r.sysroot(), out);
+  if (!t.sysroot.empty()) out = absl::StrCat(t.sysroot, out);
   return out;
 }
 
@@ -58,6 +55,41 @@ absl::StatusOr<arch::RegisterSet> Registers(const v1::SnapshotRequest& r,
     return proc::RegistersFromDwarf(a, v);
   }
   return absl::InvalidArgumentError("the sample has no registers");
+}
+
+// The process's memory for one sample, remembering whether anything was
+// read from it (then the read must be confirmed: PidTracker::StillThere).
+class TouchedMemory final : public memory::Memory {
+ public:
+  explicit TouchedMemory(memory::Memory& inner) : inner_(inner) {}
+  size_t Read(uint64_t addr, absl::Span<uint8_t> dst) override {
+    touched_ = true;
+    return inner_.Read(addr, dst);
+  }
+  bool touched() const { return touched_; }
+
+ private:
+  memory::Memory& inner_;
+  bool touched_ = false;
+};
+
+// Does the open file have the identity the client recorded?
+bool HasIdentity(const proc::SnapshotFile& f, const FileIdentity& id) {
+  if (f.inode() != id.inode) return false;
+  if ((id.dev_major != 0 || id.dev_minor != 0) &&
+      (major(f.dev()) != id.dev_major || minor(f.dev()) != id.dev_minor)) {
+    return false;
+  }
+  if (id.ino_generation != 0) {
+    // i_generation, which PERF_RECORD_MMAP2 records; file systems without
+    // one refuse the ioctl, and then it cannot be checked.
+    unsigned int generation = 0;
+    if (ioctl(f.fd(), FS_IOC_GETVERSION, &generation) == 0 &&
+        generation != static_cast<uint32_t>(id.ino_generation)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -96,23 +128,22 @@ VdsoImage ReadOwnVdso(unwinder::ModuleCache& cache) {
   return out;
 }
 
+SnapshotSession::SnapshotSession(Caller caller, UnwindEnv env, BuildIdIndex& index,
+                                 VdsoImage vdso, SnapshotLimits limits)
+    : caller_(std::move(caller)),
+      env_(env),
+      index_(index),
+      vdso_(std::move(vdso)),
+      limits_(limits),
+      tables_(TableLimits{limits.max_tables, limits.max_table_bytes,
+                          limits.max_mappings, limits.max_path_maps,
+                          limits.max_image_bytes}) {}
+
 absl::Status SnapshotSession::Validate(const v1::SnapshotRequest& r) const {
   if (r.stack().size() > limits_.max_stack_bytes) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "stack copy of %d bytes is over the server's limit of %d",
         r.stack().size(), limits_.max_stack_bytes));
-  }
-  if (r.mappings_size() > limits_.max_mappings) {
-    return absl::ResourceExhaustedError(absl::StrFormat(
-        "%d mappings is over the server's limit of %d", r.mappings_size(),
-        limits_.max_mappings));
-  }
-  if (r.path_map_size() > limits_.max_path_maps) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "more than %d path_map entries", limits_.max_path_maps));
-  }
-  if (r.sysroot().size() > PATH_MAX) {
-    return absl::InvalidArgumentError("sysroot is longer than PATH_MAX");
   }
   if (r.perf_registers().values_size() > kMaxRegisterValues ||
       r.dwarf_registers().values_size() > kMaxRegisterValues) {
@@ -121,31 +152,33 @@ absl::Status SnapshotSession::Validate(const v1::SnapshotRequest& r) const {
   if (r.pid() < 0 || r.tid() < 0) {
     return absl::InvalidArgumentError("negative pid or tid");
   }
-  for (const v1::Mapping& m : r.mappings()) {
-    if (m.start() >= m.end()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "mapping [0x%x, 0x%x) is empty", m.start(), m.end()));
-    }
-    if (m.path().size() > PATH_MAX || m.build_id().size() > kMaxBuildIdHex ||
-        !IsLowerHex(m.build_id())) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "mapping at 0x%x: path longer than PATH_MAX or build_id not "
-          "lowercase hex of at most %d digits",
-          m.start(), kMaxBuildIdHex));
-    }
+  const bool names_table = r.mapping_table_id() != 0 || r.has_mapping_table();
+  if (names_table && r.mappings_size() > 0) {
+    return absl::InvalidArgumentError(
+        "a sample has either its own mappings or a mapping table, not both");
+  }
+  if (names_table && (!r.sysroot().empty() || r.path_map_size() > 0)) {
+    return absl::InvalidArgumentError(
+        "a sample with a mapping table takes sysroot and path_map from the "
+        "table, not from itself");
   }
   return absl::OkStatus();
 }
 
 std::shared_ptr<const proc::SnapshotFile> SnapshotSession::OpenVerified(
-    const std::string& path, const std::string& build_id) {
+    const std::string& path, const std::string& build_id, const FileIdentity& id) {
   if (path.empty()) return nullptr;
   absl::StatusOr<memory::ScopedFd> fd = OpenAsCaller(caller_, path);
   if (!fd.ok()) return nullptr;
   absl::StatusOr<std::shared_ptr<const proc::SnapshotFile>> file =
       proc::SnapshotFile::FromFd(*std::move(fd));
   if (!file.ok()) return nullptr;
-  if (build_id.empty()) return *file;
+  if (build_id.empty()) {
+    // Another file at that path now (an upgraded library) is not the one
+    // the sample mapped.
+    if (id.inode != 0 && !HasIdentity(**file, id)) return nullptr;
+    return *file;
+  }
   // Through /proc/self/fd: the module is the file the caller may read.
   absl::StatusOr<std::shared_ptr<unwinder::Module>> module =
       env_.cache->GetFile((*file)->proc_path());
@@ -155,169 +188,298 @@ std::shared_ptr<const proc::SnapshotFile> SnapshotSession::OpenVerified(
 }
 
 std::shared_ptr<const proc::SnapshotFile> SnapshotSession::File(
-    const std::string& path, const std::string& build_id) {
-  std::string key = absl::StrCat(path, std::string(1, '\0'), build_id);
+    const std::string& path, const std::string& build_id, const FileIdentity& id,
+    std::string* opened) {
+  std::string key = absl::StrCat(path, std::string(1, '\0'), build_id,
+                                 std::string(1, '\0'), id.inode, ":", id.dev_major,
+                                 ":", id.dev_minor, ":", id.ino_generation);
   auto it = files_.find(key);
-  if (it != files_.end()) return it->second;
-  std::shared_ptr<const proc::SnapshotFile> file = OpenVerified(path, build_id);
-  if (file == nullptr && !build_id.empty()) {
-    std::string known = index_.Get(build_id);
-    if (!known.empty() && known != path) file = OpenVerified(known, build_id);
+  if (it != files_.end()) {
+    *opened = it->second.path;
+    return it->second.file;
   }
-  // Bounded: targets built from dropped entries keep their files alive.
+  OpenedFile f{OpenVerified(path, build_id, id), path};
+  if (f.file == nullptr && !build_id.empty()) {
+    std::string known = index_.Get(build_id);
+    if (!known.empty() && known != path) {
+      f.file = OpenVerified(known, build_id, id);
+      f.path = known;
+    }
+  }
+  if (f.file == nullptr) f.path.clear();
+  *opened = f.path;
+  // Bounded: tables built from dropped entries keep their files alive.
   if (static_cast<int>(files_.size()) >= limits_.max_open_files) files_.clear();
-  files_.emplace(std::move(key), file);
+  std::shared_ptr<const proc::SnapshotFile> file = f.file;
+  files_.emplace(std::move(key), std::move(f));
   return file;
 }
 
-absl::StatusOr<std::vector<proc::SnapshotMapping>> SnapshotSession::Mappings(
-    const v1::SnapshotRequest& r, bool process_readable) {
-  std::vector<proc::SnapshotMapping> out;
+void SnapshotSession::Resolve(TableState& t) {
+  t.resolved = true;
+  const TableDef& def = *t.def;
+  t.mappings.reserve(def.mappings.size());
+  t.opened_paths.reserve(def.mappings.size());
+  for (const TableMapping& tm : def.mappings) {
+    proc::SnapshotMapping sm;
+    sm.mapping = tm.mapping;
+    sm.build_id = tm.build_id;
+    sm.image = tm.image;
+    std::string opened;
+    const std::string& path = tm.mapping.path;
+    if (path == "[vdso]") {
+      if (tm.image != nullptr && !tm.build_id.empty()) {
+        // The image must be the build the mapping names.
+        absl::StatusOr<std::shared_ptr<unwinder::Module>> mod =
+            env_.cache->GetImage(*tm.image, "[vdso]");
+        if (!mod.ok() || (*mod)->build_id() != tm.build_id) {
+          t.status = absl::InvalidArgumentError(absl::StrFormat(
+              "the [vdso] image at 0x%x is not an ELF image with build-id %s%s",
+              tm.mapping.start, tm.build_id,
+              mod.ok() ? absl::StrCat(" (it has ", (*mod)->build_id(), ")") : ""));
+          return;
+        }
+      } else if (tm.image == nullptr && !tm.build_id.empty() &&
+                 tm.build_id == vdso_.build_id) {
+        // The same kernel's vDSO is the same image in every process.
+        sm.image = vdso_.bytes;
+      }
+    } else if (!path.empty() && path[0] != '[') {
+      const std::string mapped = MapPath(def, path);
+      sm.file = File(mapped, tm.build_id,
+                     {tm.inode, tm.dev_major, tm.dev_minor, tm.ino_generation}, &opened);
+      if (opened == path) opened.clear();
+    }
+    t.mappings.push_back(std::move(sm));
+    t.opened_paths.push_back(std::move(opened));
+  }
+}
+
+absl::StatusOr<std::shared_ptr<TableState>> SnapshotSession::ProcTable(pid_t pid) {
+  absl::StatusOr<std::vector<proc::Mapping>> maps = proc::ReadMaps(pid);
+  if (!maps.ok()) return maps.status();
+  auto def = std::make_shared<TableDef>();
+  auto t = std::make_shared<TableState>(def);
+  t->resolved = true;
+  for (const proc::Mapping& m : *maps) {
+    proc::SnapshotMapping sm{m, nullptr, nullptr, ""};
+    if (m.IsFileBacked()) {
+      std::string opened;
+      sm.file = m.deleted ? nullptr : File(m.path, "", FileIdentity{}, &opened);
+      if (sm.file == nullptr || sm.file->inode() != m.inode) {
+        // Another file at that path now, or another mount namespace: the
+        // mapped inode itself. The caller may read the process, so the
+        // server may open it on the caller's behalf.
+        memory::ScopedFd fd = memory::OpenCloexec(
+            absl::StrFormat("/proc/%d/map_files/%x-%x", pid, m.start, m.end).c_str(),
+            O_RDONLY);
+        absl::StatusOr<std::shared_ptr<const proc::SnapshotFile>> f =
+            fd.valid() ? proc::SnapshotFile::FromFd(std::move(fd))
+                       : absl::NotFoundError("");
+        sm.file = f.ok() ? *f : nullptr;
+      }
+    }
+    def->mappings.push_back({m, "", m.inode, m.dev_major, m.dev_minor, 0, nullptr});
+    t->mappings.push_back(std::move(sm));
+    t->opened_paths.emplace_back();
+  }
+  // What was read was the sampled process's only if it is still there.
+  if (!pids_.StillThere(pid)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "the sample has no mappings, and process %d exited while its "
+        "/proc/%d/maps was read",
+        pid, pid));
+  }
+  return t;
+}
+
+absl::StatusOr<std::shared_ptr<TableState>> SnapshotSession::TableFor(
+    const v1::SnapshotRequest& r, const PidUse& pid) {
+  std::shared_ptr<TableState> t;
   if (r.mappings_size() > 0) {
-    out.reserve(r.mappings_size());
-    for (const v1::Mapping& pm : r.mappings()) {
-      proc::SnapshotMapping sm;
-      proc::Mapping& m = sm.mapping;
-      m.start = pm.start();
-      m.end = pm.end();
-      m.offset = pm.offset();
-      m.read = pm.read();
-      m.write = pm.write();
-      m.exec = pm.exec();
-      m.path = pm.path();
-      sm.build_id = pm.build_id();
-      if (!m.path.empty() && m.path[0] == '[') {
-        // Without the process, only our own vDSO can stand in for the
-        // sample's, and only if the build-id says it is the same image.
-        if (m.path == "[vdso]" && !process_readable && !pm.build_id().empty() &&
-            pm.build_id() == vdso_.build_id) {
-          sm.image = vdso_.bytes;
-        }
-      } else if (!m.path.empty()) {
-        sm.file = File(MapPath(r, m.path), pm.build_id());
-      }
-      out.push_back(std::move(sm));
+    if (inline_ == nullptr ||
+        !SameTable(*inline_->def, r.mappings(), r.sysroot(), r.path_map())) {
+      absl::StatusOr<std::shared_ptr<TableDef>> def =
+          ParseTable(r.mappings(), r.sysroot(), r.path_map(),
+                     TableLimits{limits_.max_tables, limits_.max_table_bytes,
+                                 limits_.max_mappings, limits_.max_path_maps,
+                                 limits_.max_image_bytes});
+      if (!def.ok()) return def.status();
+      inline_.reset();  // its space goes before the new one is built
+      inline_ = std::make_shared<TableState>(*std::move(def));
     }
-  } else if (r.pid() != 0 && r.pid() == last_pid_) {
-    return last_mappings_;
+    t = inline_;
+  } else if (r.mapping_table_id() != 0 || r.has_mapping_table()) {
+    absl::StatusOr<std::shared_ptr<TableState>> found = tables_.Find(
+        r.mapping_table_id() != 0 ? r.mapping_table_id() : r.mapping_table().id());
+    if (!found.ok()) return found.status();
+    t = *std::move(found);
+  } else if (r.pid() != 0 && r.pid() == last_pid_ && last_table_ != nullptr) {
+    t = last_table_;
   } else if (r.pid() != 0) {
-    if (!process_readable) {
-      return absl::PermissionDeniedError(absl::StrFormat(
-          "the sample has no mappings, and process %d is not one %s may read",
-          r.pid(), caller_.Describe()));
+    if (!pid.live) {
+      const std::string why = absl::StrFormat(
+          "the sample has no mappings, and process %d cannot stand for them: %s",
+          r.pid(), pid.reason);
+      return pid.denied ? absl::PermissionDeniedError(why)
+                        : absl::FailedPreconditionError(why);
     }
-    absl::StatusOr<std::vector<proc::Mapping>> maps = proc::ReadMaps(r.pid());
-    if (!maps.ok()) return maps.status();
-    for (const proc::Mapping& m : *maps) {
-      proc::SnapshotMapping sm{m, nullptr, nullptr, ""};
-      if (m.IsFileBacked()) {
-        sm.file = m.deleted ? nullptr : File(m.path, "");
-        if (sm.file == nullptr || sm.file->inode() != m.inode) {
-          // Another file at that path now, or another mount namespace: the
-          // mapped inode itself. The caller may read the process, so the
-          // server may open it on the caller's behalf.
-          memory::ScopedFd fd = memory::OpenCloexec(
-              absl::StrFormat("/proc/%d/map_files/%x-%x", r.pid(), m.start, m.end)
-                  .c_str(),
-              O_RDONLY);
-          absl::StatusOr<std::shared_ptr<const proc::SnapshotFile>> f =
-              fd.valid() ? proc::SnapshotFile::FromFd(std::move(fd))
-                         : absl::NotFoundError("");
-          sm.file = f.ok() ? *f : nullptr;
-        }
-      }
-      out.push_back(std::move(sm));
-    }
+    absl::StatusOr<std::shared_ptr<TableState>> proc_table = ProcTable(r.pid());
+    if (!proc_table.ok()) return proc_table.status();
+    t = *std::move(proc_table);
   } else {
-    return absl::InvalidArgumentError("the sample has neither mappings nor a pid");
+    return absl::InvalidArgumentError(
+        "the sample has no mappings, no mapping table and no pid");
   }
-  last_pid_ = r.pid();
-  last_mappings_ = out;
-  return out;
+  if (r.pid() != 0) {
+    last_pid_ = r.pid();
+    last_table_ = t;
+  }
+  if (!t->resolved) Resolve(*t);
+  if (!t->status.ok()) return t->status;
+  return t;
 }
 
-bool SnapshotSession::Space::Serves(const v1::SnapshotRequest& r, arch::Arch a,
-                                    bool readable) const {
-  if (a != arch || r.pid() != pid || readable != process_readable) return false;
-  if (r.debuginfod() != debuginfod ||
-      r.debug_dirs_size() != static_cast<int>(debug_dirs.size()) ||
-      !std::equal(r.debug_dirs().begin(), r.debug_dirs().end(), debug_dirs.begin())) {
-    return false;
-  }
-  // Later samples may omit the table of their pid.
-  if (r.mappings_size() == 0) return pid != 0;
-  if (r.mappings_size() != static_cast<int>(mappings.size()) ||
-      r.sysroot() != sysroot || r.path_map_size() != static_cast<int>(path_map.size())) {
-    return false;
-  }
-  for (int i = 0; i < r.path_map_size(); ++i) {
-    if (r.path_map(i).from() != path_map[i].first ||
-        r.path_map(i).to() != path_map[i].second) {
-      return false;
-    }
-  }
-  for (int i = 0; i < r.mappings_size(); ++i) {
-    const v1::Mapping& m = r.mappings(i);
-    const MappingKey& k = mappings[i];
-    if (m.start() != k.start || m.end() != k.end || m.offset() != k.offset ||
-        m.read() != k.read || m.write() != k.write || m.exec() != k.exec ||
-        m.path() != k.path || m.build_id() != k.build_id) {
-      return false;
-    }
-  }
-  return true;
+void SnapshotSession::DropSpace(TableState& t) {
+  // The address space refers to the target: both go, space first.
+  t.space.reset();
+  t.counted.reset();
+  t.target.reset();
+  t.module_rows.clear();
 }
 
-absl::Status SnapshotSession::PrepareSpace(const v1::SnapshotRequest& r,
-                                           arch::Arch a, bool process_readable) {
-  if (space_ != nullptr && space_->Serves(r, a, process_readable)) {
-    return absl::OkStatus();
-  }
-  // The address space refers to the target: both go together, before the
-  // files of the new table are opened.
-  space_.reset();
-  absl::StatusOr<std::vector<proc::SnapshotMapping>> mappings =
-      Mappings(r, process_readable);
-  if (!mappings.ok()) return mappings.status();
+absl::Status SnapshotSession::EnsureSpace(const std::shared_ptr<TableState>& table,
+                                          arch::Arch a, const v1::SnapshotRequest& r) {
+  TableState& t = *table;
+  t.last_use = ++clock_;
+  const bool same_locate =
+      r.debuginfod() == t.debuginfod &&
+      r.debug_dirs_size() == static_cast<int>(t.debug_dirs.size()) &&
+      std::equal(r.debug_dirs().begin(), r.debug_dirs().end(), t.debug_dirs.begin());
+  if (t.space != nullptr && t.arch == a && same_locate) return absl::OkStatus();
+  // Checked before anything is dropped: a sample with bad debug_dirs (or
+  // debuginfod on a server without one) costs the table nothing.
   static const ServerBinaries* const kDefaults = new ServerBinaries();
   absl::StatusOr<locate::LocateOptions> locate = RequestLocateOptions(
       env_.binaries != nullptr ? *env_.binaries : *kDefaults, r.debug_dirs(),
-      r.debuginfod(), r.sysroot(), caller_);
+      r.debuginfod(), t.def->sysroot, caller_);
   if (!locate.ok()) return locate.status();
-  auto space = std::make_unique<Space>();
-  space->locate = *std::move(locate);
-  space->debug_dirs.assign(r.debug_dirs().begin(), r.debug_dirs().end());
-  space->debuginfod = r.debuginfod();
-  space->arch = a;
-  space->pid = r.pid();
-  space->process_readable = process_readable;
-  if (r.mappings_size() > 0) {
-    space->mappings.reserve(r.mappings_size());
-    for (const v1::Mapping& m : r.mappings()) {
-      space->mappings.push_back({m.start(), m.end(), m.offset(), m.read(), m.write(),
-                                 m.exec(), m.path(), m.build_id()});
-    }
-    space->sysroot = r.sysroot();
-    for (const v1::PathMapping& pm : r.path_map()) {
-      space->path_map.emplace_back(pm.from(), pm.to());
-    }
+  DropSpace(t);
+  // At most kMaxSpaces tables keep an address space (each has a step cache
+  // and opened modules): the least recently used gives its up.
+  with_space_.erase(std::remove_if(with_space_.begin(), with_space_.end(),
+                                   [](const std::weak_ptr<TableState>& w) {
+                                     std::shared_ptr<TableState> s = w.lock();
+                                     return s == nullptr || s->space == nullptr;
+                                   }),
+                    with_space_.end());
+  if (with_space_.size() >= kMaxSpaces) {
+    auto oldest = std::min_element(
+        with_space_.begin(), with_space_.end(),
+        [](const std::weak_ptr<TableState>& x, const std::weak_ptr<TableState>& y) {
+          return x.lock()->last_use < y.lock()->last_use;
+        });
+    DropSpace(*oldest->lock());
+    with_space_.erase(oldest);
   }
   absl::StatusOr<std::unique_ptr<proc::SnapshotTarget>> target =
-      proc::SnapshotTarget::Create(a, r.pid(), *std::move(mappings));
+      proc::SnapshotTarget::Create(a, 0, t.mappings);
   if (!target.ok()) return target.status();
-  space->target = *std::move(target);
-  if (process_readable) space->process = memory::CreateProcessVmReadvMemory(r.pid());
-  space->counted = CountReads(*space->target, env_.bytes_read);
-  space->space = std::make_unique<unwinder::AddressSpace>(*space->counted, *env_.cache,
-                                                         &space->locate);
-  space_ = std::move(space);
+  t.arch = a;
+  t.debug_dirs.assign(r.debug_dirs().begin(), r.debug_dirs().end());
+  t.debuginfod = r.debuginfod();
+  t.locate = *std::move(locate);
+  t.target = *std::move(target);
+  t.counted = CountReads(*t.target, env_.bytes_read);
+  t.space = std::make_unique<unwinder::AddressSpace>(*t.counted, *env_.cache, &t.locate);
+  with_space_.push_back(table);
   return absl::OkStatus();
 }
 
-absl::StatusOr<UnwindResult> SnapshotSession::Unwind(
-    const v1::SnapshotRequest& r, const std::atomic<bool>* cancel) {
-  absl::Status valid = Validate(r);
-  if (!valid.ok()) return valid;
+unwinder::ThreadStack SnapshotSession::Walk(TableState& t, const arch::RegisterSet& regs,
+                                            const unwinder::UnwindOptions& options) {
+  return unwinder::UnwindRegisters(*t.space, t.counted->memory(), regs, options);
+}
+
+void SnapshotSession::FillAnswer(const unwinder::ThreadStack& st, TableState& t,
+                                 SampleAnswer* out) {
+  out->tid = st.tid;
+  out->stop = ToProto(st.stop);
+  out->stop_detail = st.stop_detail;
+  const std::vector<unwinder::MappedModule>& modules = t.space->modules();
+  answer_index_.assign(modules.size(), -1);
+  if (t.module_rows.size() != modules.size()) t.module_rows.assign(modules.size(), -1);
+  out->frames.reserve(st.frames.size());
+  for (const unwinder::Frame& f : st.frames) {
+    SampleAnswer::Frame& af = out->frames.emplace_back();
+    af.pc = f.pc;
+    af.sp = f.sp;
+    af.method = ToProto(f.method);
+    if (f.module < 0 || static_cast<size_t>(f.module) >= modules.size()) continue;
+    const unwinder::MappedModule& mm = modules[f.module];
+    int& index = answer_index_[f.module];
+    if (index < 0) {
+      index = static_cast<int>(out->modules.size());
+      SampleAnswer::Module& m = out->modules.emplace_back();
+      m.path = mm.path;
+      m.build_id = mm.module ? mm.module->build_id() : mm.recorded_build_id;
+      m.start = mm.start;
+      m.end = mm.end;
+      // The file offset at `start`: its lowest mapping's (sorted by start).
+      m.offset = mm.mappings.empty() ? 0 : mm.mappings.front().offset;
+      m.load_bias = mm.load_bias;
+      int& row = t.module_rows[f.module];
+      if (row < 0) {
+        row = static_cast<int>(t.mappings.size());  // none
+        for (size_t i = 0; i < t.mappings.size(); ++i) {
+          if (t.mappings[i].mapping.start == mm.start) {
+            row = static_cast<int>(i);
+            break;
+          }
+        }
+      }
+      if (row < static_cast<int>(t.opened_paths.size())) {
+        m.file = t.opened_paths[row];
+        // The table had no file for it: what the locators found instead
+        // (a build-id directory, debuginfod's cache), as UnwindTarget says.
+        if (t.mappings[row].file == nullptr && mm.file != mm.path) m.file = mm.file;
+      }
+      m.error = mm.open_status.message();
+      m.build_id_mismatch = mm.mismatch;
+      m.from_memory = mm.from_memory;
+      m.load_bias_unknown = !mm.bias_known;
+      m.fetched = mm.fetched;
+      if (mm.module != nullptr) {
+        if (std::optional<unwinder::DebugInfo> d = mm.module->debug_info()) {
+          m.debug_file = std::move(d->path);
+          m.debug_kind = std::move(d->kind);
+          m.debug_fetched = d->fetched;
+        }
+      }
+    }
+    af.module = index;
+    af.rel_pc = f.rel_pc;
+    af.file_offset = unwinder::FileOffsetOf(mm, f.pc);
+  }
+}
+
+absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
+                                     const std::atomic<bool>* cancel,
+                                     SampleAnswer* out,
+                                     unwinder::StopReason* stop) {
+  // Released after the sample, whatever becomes of it.
+  absl::Cleanup release = [this, &r] {
+    for (uint64_t id : r.release_mapping_table_ids()) tables_.Release(id);
+  };
+  // A table the sample carries is the stream's whatever becomes of the
+  // sample itself.
+  if (r.has_mapping_table()) {
+    absl::Status s = tables_.Define(r.mapping_table());
+    // Id 0 is kept nowhere, so only this sample can be told.
+    if (r.mapping_table().id() == 0) return s;
+  }
+  absl::Status s = Validate(r);
+  if (!s.ok()) return s;
   absl::StatusOr<arch::Arch> a = FromProto(r.arch());
   if (!a.ok()) return a.status();
   absl::StatusOr<arch::RegisterSet> regs = Registers(r, *a);
@@ -325,23 +487,26 @@ absl::StatusOr<UnwindResult> SnapshotSession::Unwind(
   absl::StatusOr<unwinder::SourcePolicy> sources = SourcesFromProto(r.sources());
   if (!sources.ok()) return sources.status();
 
-  // Every sample: the process may have changed hands since the last one.
-  const bool process_readable =
-      r.pid() > 0 && CheckProcessAccess(caller_, r.pid()).ok();
-  absl::Status s = PrepareSpace(r, *a, process_readable);
-  if (!s.ok()) return s;
-
-  // Live memory is cached for this sample only: the process runs on.
-  std::unique_ptr<memory::Memory> process;
-  if (space_->process != nullptr) {
-    process = memory::CreateCachedMemoryView(*space_->process, kProcessCachePages);
+  // Every sample: the process may have exited, or changed hands, since
+  // the last one.
+  PidUse pid;
+  if (r.pid() > 0) {
+    PidTracker::Check c = pids_.Identify(r.pid(), r.pid_start_time());
+    pid.live = c.live;
+    pid.reason = std::move(c.reason);
+    if (pid.live) {
+      absl::Status allowed = CheckProcessAccess(caller_, r.pid());
+      if (!allowed.ok()) {
+        pid = {false, true,
+               absl::StrFormat("%s may not read process %d: %s", caller_.Describe(),
+                               r.pid(), allowed.message())};
+      }
+    }
   }
-  proc::SnapshotTarget& target = *space_->target;
-  s = target.SetSample(
-      {r.tid(), *regs, r.stack_address(),
-       absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(r.stack().data()),
-                           r.stack().size()),
-       process.get()});
+  absl::StatusOr<std::shared_ptr<TableState>> table = TableFor(r, pid);
+  if (!table.ok()) return table.status();
+  TableState& t = **table;
+  s = EnsureSpace(*table, *a, r);
   if (!s.ok()) return s;
 
   unwinder::UnwindOptions options;
@@ -351,11 +516,42 @@ absl::StatusOr<UnwindResult> SnapshotSession::Unwind(
           : static_cast<int>(std::min<uint32_t>(r.max_frames(), limits_.max_frames));
   options.cancel = cancel;
   options.sources = *sources;
-  UnwindResult result = Describe(
-      unwinder::UnwindTarget(*space_->counted, *space_->space, options), target);
-  // The request's stack and this sample's process memory go away now.
-  target.ClearSample();
-  return result;
+  const absl::Span<const uint8_t> stack(
+      reinterpret_cast<const uint8_t*>(r.stack().data()), r.stack().size());
+
+  // Live memory is cached for this sample only: the process runs on.
+  std::unique_ptr<memory::Memory> process;
+  std::unique_ptr<memory::Memory> view;
+  std::optional<TouchedMemory> touched;
+  if (pid.live) {
+    process = memory::CreateProcessVmReadvMemory(r.pid());
+    view = memory::CreateCachedMemoryView(*process, kProcessCachePages);
+    touched.emplace(*view);
+  }
+  s = t.target->SetSample(
+      {r.tid(), *regs, r.stack_address(), stack, touched ? &*touched : nullptr});
+  if (!s.ok()) return s;
+  unwinder::ThreadStack stack_out = Walk(t, *regs, options);
+  t.target->ClearSample();
+  if (touched && touched->touched() && !pids_.StillThere(r.pid())) {
+    // The pid may have been another process's by the time it was read:
+    // nothing read from it may stay, in the result or in the address
+    // space's caches (modules opened from memory, cached steps).
+    pid = {false, false,
+           absl::StrFormat("process %d exited while the sample was unwound", r.pid())};
+    DropSpace(t);
+    s = EnsureSpace(*table, *a, r);
+    if (!s.ok()) return s;
+    s = t.target->SetSample({r.tid(), *regs, r.stack_address(), stack, nullptr});
+    if (!s.ok()) return s;
+    stack_out = Walk(t, *regs, options);
+    t.target->ClearSample();
+  }
+  stack_out.tid = r.tid();
+  if (stop != nullptr) *stop = stack_out.stop;
+  FillAnswer(stack_out, t, out);
+  if (r.pid() > 0 && !pid.live) out->pid_ignored_reason = std::move(pid.reason);
+  return absl::OkStatus();
 }
 
 }  // namespace unwindd::service

@@ -45,6 +45,16 @@ void ServerStats::CountStacks(const unwinder::ProcessStacks& stacks) {
   frames.fetch_add(n, std::memory_order_relaxed);
 }
 
+void ServerStats::CountStops(const uint64_t (&by_stop)[kStopReasons], uint64_t n) {
+  absl::MutexLock l(&mu_);
+  for (int r = 0; r < kStopReasons; ++r) {
+    if (by_stop[r] == 0) continue;
+    stops_[std::string(unwinder::StopReasonName(static_cast<unwinder::StopReason>(r)))] +=
+        by_stop[r];
+  }
+  frames.fetch_add(n, std::memory_order_relaxed);
+}
+
 std::map<std::string, uint64_t> ServerStats::errors() const {
   absl::MutexLock l(&mu_);
   return errors_;
@@ -71,6 +81,22 @@ void RequestLog::AddStacks(const unwinder::ProcessStacks& stacks) {
   }
 }
 
+void RequestLog::Flush() {
+  uint64_t any = pending_frames_;
+  for (uint64_t n : pending_stops_) any |= n;
+  if (any == 0) return;
+  stats_.CountStops(pending_stops_, pending_frames_);
+  for (int r = 0; r < kStopReasons; ++r) {
+    if (pending_stops_[r] == 0) continue;
+    threads_ += pending_stops_[r];
+    stops_[std::string(unwinder::StopReasonName(static_cast<unwinder::StopReason>(r)))] +=
+        pending_stops_[r];
+    pending_stops_[r] = 0;
+  }
+  frames_ += pending_frames_;
+  pending_frames_ = 0;
+}
+
 void RequestLog::AddSampleError(absl::StatusCode code) {
   stats_.CountError(code);
   ++sample_errors_[CodeName(code)];
@@ -79,6 +105,7 @@ void RequestLog::AddSampleError(absl::StatusCode code) {
 void RequestLog::Finish(const absl::Status& status) {
   if (finished_) return;
   finished_ = true;
+  Flush();
   if (!status.ok()) stats_.CountError(status.code());
   std::string line = absl::StrFormat(
       "{\"ts\": %s, \"rpc\": %s, \"caller\": %s, \"target\": %s, "

@@ -23,6 +23,9 @@
 
 namespace unwindd::service {
 
+// StopReason values (unwinder/method.h), kCancelled being the last.
+inline constexpr int kStopReasons = static_cast<int>(unwinder::StopReason::kCancelled) + 1;
+
 class ServerStats {
  public:
   std::atomic<uint64_t> process_requests{0};
@@ -37,6 +40,9 @@ class ServerStats {
 
   void CountError(absl::StatusCode code);
   void CountStacks(const unwinder::ProcessStacks& stacks);
+  // `by_stop[r]` stacks stopped for StopReason r, with `frames` frames in
+  // all.
+  void CountStops(const uint64_t (&by_stop)[kStopReasons], uint64_t frames);
   std::map<std::string, uint64_t> errors() const;
   std::map<std::string, uint64_t> stops() const;
 
@@ -62,6 +68,14 @@ class RequestLog {
   void set_queued(absl::Duration d) { queued_ += d; }
   void AddStacks(const unwinder::ProcessStacks& stacks);
   void AddSample() { ++samples_; }
+  // One snapshot sample's stack: counted here without a lock, and handed
+  // to the server's counters by Flush (a stream calls it once per message)
+  // or Finish.
+  void AddStack(unwinder::StopReason stop, uint64_t frames) {
+    ++pending_stops_[static_cast<int>(stop)];
+    pending_frames_ += frames;
+  }
+  void Flush();
   void AddSampleError(absl::StatusCode code);
   // Counts the request's outcome and writes its line; idempotent.
   void Finish(const absl::Status& status);
@@ -78,6 +92,8 @@ class RequestLog {
   uint64_t samples_ = 0;
   std::map<std::string, uint64_t> stops_;
   std::map<std::string, uint64_t> sample_errors_;
+  uint64_t pending_stops_[kStopReasons] = {};
+  uint64_t pending_frames_ = 0;
   bool finished_ = false;
 };
 

@@ -5,12 +5,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/dynamic_message.h"
@@ -148,6 +150,32 @@ TEST_F(UnwinddTest, UnwindProcessGivesTheCliJsonExactly) {
     }
     for (int tracer : testing::TracerPids(p.pid())) EXPECT_EQ(tracer, 0) << name;
   }
+}
+
+// A module path that is not UTF-8: the answer still parses (proto3 strings
+// must be UTF-8), carries the exact path in path_bytes, and gives the CLI's
+// JSON exactly.
+TEST_F(UnwinddTest, PathsThatAreNotUtf8) {
+  const std::string dir = dir_.path() + "/bad\xff\xc3(utf8";
+  std::filesystem::create_directories(dir);
+  const std::string copy = dir + "/threads_\xe9";
+  std::filesystem::copy_file(harness::FixturePath("threads_c_O2_nofp_pie"), copy);
+  absl::StatusOr<harness::RunningProgram> p = harness::StartProgram(copy);
+  ASSERT_TRUE(p.ok()) << p.status();
+  v1::UnwindResponse response;
+  grpc::Status s = Unwind(*server_, p->pid(), &response);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  bool found = false;
+  for (const v1::Module& m : response.modules()) {
+    if (!absl::EndsWith(m.path_bytes(), "/bad\xff\xc3(utf8/threads_\xe9")) continue;
+    found = true;
+    EXPECT_TRUE(absl::EndsWith(m.path(), "/bad\xef\xbf\xbd\xef\xbf\xbd(utf8/threads_\xef\xbf\xbd"))
+        << m.path();
+  }
+  EXPECT_TRUE(found) << response.DebugString();
+  absl::StatusOr<unwinder::ProcessStacks> stacks = FromProto(response);
+  ASSERT_TRUE(stacks.ok()) << stacks.status();
+  EXPECT_EQ(FormatJson(*stacks), Cli({"pid", absl::StrCat(p->pid()), "--format=json"}));
 }
 
 TEST_F(UnwinddTest, CliServerFlagPrintsWhatTheInProcessCliPrints) {

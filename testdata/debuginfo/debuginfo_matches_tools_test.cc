@@ -110,6 +110,7 @@ std::vector<std::string> RelativeStacks(const UnwindOutput& out, const std::stri
         // the unstripped program's FDE (readelf), not the instruction.
         absl::StatusOr<std::optional<std::pair<uint64_t, uint64_t>>> fde =
             FdeCovering(unstripped, rel);
+        if (fde.ok() && !fde->has_value()) fde = FdeCovering(unstripped, rel, ".debug_frame");
         if (fde.ok() && fde->has_value()) {
           at = absl::StrFormat(" in [0x%x, 0x%x)", (*fde)->first, (*fde)->second);
         }

@@ -40,17 +40,28 @@ absl::StatusOr<std::string> RunOnce(const std::vector<std::string>& argv) {
   return it->second;
 }
 
-// Every FDE range of `dso`, read once per file.
-absl::StatusOr<std::vector<std::pair<uint64_t, uint64_t>>> Fdes(const std::string& dso) {
+struct Fde {
+  std::string section;  // ".eh_frame" or ".debug_frame"
+  uint64_t lo = 0, hi = 0;
+};
+
+// Every FDE range of `dso`, with its section, read once per file.
+absl::StatusOr<std::vector<Fde>> Fdes(const std::string& dso) {
   static std::mutex mu;
-  static std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> cache;
+  static std::map<std::string, std::vector<Fde>> cache;
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = cache.find(dso); it != cache.end()) return it->second;
   absl::StatusOr<std::string> text = Run({"readelf", "--debug-dump=frames", dso});
   if (!text.ok()) return text.status();
-  std::vector<std::pair<uint64_t, uint64_t>> out;
+  std::vector<Fde> out;
+  std::string section;
+  // "Contents of the .eh_frame section:", then
   // "00002540 ... FDE cie=0000252c pc=000000000003c04f..000000000003c059"
   for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    if (absl::ConsumePrefix(&line, "Contents of the ")) {
+      section = std::string(line.substr(0, line.find(' ')));
+      continue;
+    }
     const size_t pc = line.find(" pc=");
     if (!absl::StrContains(line, " FDE ") || pc == absl::string_view::npos) continue;
     std::vector<absl::string_view> range =
@@ -58,7 +69,7 @@ absl::StatusOr<std::vector<std::pair<uint64_t, uint64_t>>> Fdes(const std::strin
     uint64_t lo, hi;
     if (range.size() == 2 && absl::SimpleHexAtoi(range[0], &lo) &&
         absl::SimpleHexAtoi(absl::StripAsciiWhitespace(range[1]), &hi)) {
-      out.emplace_back(lo, hi);
+      out.push_back({section, lo, hi});
     }
   }
   cache[dso] = out;
@@ -104,11 +115,13 @@ absl::StatusOr<uint64_t> FileAddress(const std::string& dso, uint64_t offset) {
 }
 
 absl::StatusOr<std::optional<std::pair<uint64_t, uint64_t>>> FdeCovering(
-    const std::string& dso, uint64_t addr) {
-  absl::StatusOr<std::vector<std::pair<uint64_t, uint64_t>>> fdes = Fdes(dso);
+    const std::string& dso, uint64_t addr, absl::string_view section) {
+  absl::StatusOr<std::vector<Fde>> fdes = Fdes(dso);
   if (!fdes.ok()) return fdes.status();
-  for (const auto& r : *fdes) {
-    if (addr >= r.first && addr < r.second) return std::optional(r);
+  for (const Fde& f : *fdes) {
+    if (f.section == section && addr >= f.lo && addr < f.hi) {
+      return std::optional(std::make_pair(f.lo, f.hi));
+    }
   }
   return std::optional<std::pair<uint64_t, uint64_t>>();
 }
@@ -151,6 +164,8 @@ absl::StatusOr<bool> ReturnAddressUndefinedAt(const std::string& dso, uint64_t a
 
 absl::StatusOr<bool> IsCallSite(const std::string& dso, uint64_t addr) {
   absl::StatusOr<std::optional<std::pair<uint64_t, uint64_t>>> fde = FdeCovering(dso, addr);
+  if (!fde.ok()) return fde.status();
+  if (!fde->has_value()) fde = FdeCovering(dso, addr, ".debug_frame");
   if (!fde.ok()) return fde.status();
   if (!fde->has_value()) return false;
   absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> insns =

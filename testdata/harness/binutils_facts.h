@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace unwindd::harness {
 
@@ -23,9 +24,10 @@ namespace unwindd::harness {
 absl::StatusOr<uint64_t> FileAddress(const std::string& dso, uint64_t offset);
 
 // [start, end) of the FDE (readelf --debug-dump=frames) covering `addr` in
-// `dso`'s .eh_frame, or nullopt if none does.
+// `dso`'s `section` (".eh_frame" or ".debug_frame"), or nullopt if none
+// does.
 absl::StatusOr<std::optional<std::pair<uint64_t, uint64_t>>> FdeCovering(
-    const std::string& dso, uint64_t addr);
+    const std::string& dso, uint64_t addr, absl::string_view section = ".eh_frame");
 
 // Whether the CFI row for `addr` (readelf --debug-dump=frames-interp) marks
 // the return address undefined: the outermost frame, such as a new thread's
@@ -33,7 +35,8 @@ absl::StatusOr<std::optional<std::pair<uint64_t, uint64_t>>> FdeCovering(
 absl::StatusOr<bool> ReturnAddressUndefinedAt(const std::string& dso, uint64_t addr);
 
 // Whether the instruction at or containing `addr` is a call, disassembled
-// (objdump -d) from the start of the FDE that covers it.
+// (objdump -d) from the start of the FDE (.eh_frame's, else .debug_frame's)
+// that covers it.
 absl::StatusOr<bool> IsCallSite(const std::string& dso, uint64_t addr);
 
 // Whether the instructions just before `addr` are x86_64's rt_sigreturn

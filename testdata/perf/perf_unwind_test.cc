@@ -14,6 +14,10 @@
 //   first_samples_perf_prints_nothing  perf's (unwind-libunwind.c quoted
 //       below); readelf confirms CFI covers frame 0, and the slot it
 //       names lies past the stack copy
+//   perf_cannot_use_debug_frame  perf's; readelf confirms the frame perf
+//       stops at or before is described by .debug_frame alone
+//   perf_guesses_by_frame_pointer_without_eh_frame  perf's; readelf as
+//       above, objdump confirms our caller is a call site
 //   in_rt_sigreturn_ours_goes_on  frame 0 is inside the kernel's
 //       rt_sigreturn (just past `syscall`), where no FDE reaches: we
 //       restore the signal frame and go on, perf stops; objdump and readelf
@@ -215,6 +219,31 @@ bool NoFde(const Frame& f) {
   if (!fde.ok()) ADD_FAILURE() << fde.status();
   return fde.ok() && !fde->has_value();
 }
+// readelf: `f` is described by an FDE of .debug_frame and by none of
+// .eh_frame (perf's unwinder reads only .eh_frame here).
+bool DebugFrameOnly(const Frame& f) {
+  absl::StatusOr<uint64_t> a = harness::FileAddress(f.dso, f.address);
+  if (!a.ok()) return Confirmed(a.status());
+  absl::StatusOr<std::optional<std::pair<uint64_t, uint64_t>>> eh =
+      harness::FdeCovering(f.dso, *a);
+  absl::StatusOr<std::optional<std::pair<uint64_t, uint64_t>>> debug =
+      harness::FdeCovering(f.dso, *a, ".debug_frame");
+  if (!eh.ok()) ADD_FAILURE() << eh.status();
+  if (!debug.ok()) ADD_FAILURE() << debug.status();
+  return eh.ok() && debug.ok() && !eh->has_value() && debug->has_value();
+}
+
+// The first of our frames whose caller we found through .debug_frame alone
+// (readelf confirms no .eh_frame FDE covers it), or -1.
+int FirstDebugFrameOnly(const OurSample& o) {
+  for (size_t k = 0; k + 1 < o.user.size(); ++k) {
+    if (o.methods[k + 1] == unwinder::Method::kDebugFrame && DebugFrameOnly(o.user[k])) {
+      return static_cast<int>(k);
+    }
+  }
+  return -1;
+}
+
 absl::StatusOr<bool> IsCallSite(const Frame& f) {
   absl::StatusOr<uint64_t> a = harness::FileAddress(f.dso, f.address);
   if (!a.ok()) return a.status();
@@ -240,6 +269,13 @@ bool SlotPastCopy(const std::string& detail, uint64_t stack_end) {
   rest = rest.substr(0, rest.find_first_not_of("0123456789abcdef"));
   uint64_t slot = 0;
   return absl::SimpleHexAtoi(rest, &slot) && slot >= stack_end;
+}
+
+// A caller printed as "return address - 1" whose return address is the
+// first instruction of `mov $0xf,%rax; syscall` (7 + 2 bytes): a signal
+// handler's return into the sigreturn trampoline (objdump).
+bool IsSigreturnTrampoline(const Frame& f) {
+  return Confirmed(FollowsRtSigreturn({f.address + 1 + 9, f.dso}));
 }
 
 std::string UnwindBinary() { return harness::RunfilesRoot() + "/service/unwind"; }
@@ -350,6 +386,31 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
       // stop detail names it, and readelf confirms that an FDE covers the
       // PC, so the CFI, not a guess, put the slot there.
       cause = "first_samples_perf_prints_nothing";
+    } else if (t.user.size() < o.user.size() && IsPrefix(t.user, o.user) &&
+               FirstDebugFrameOnly(o) >= 0 &&
+               FirstDebugFrameOnly(o) >= static_cast<int>(t.user.size()) - 1) {
+      // perf's gap: its unwinder (libunwind, built here without .debug_frame
+      // support) reads only .eh_frame, and gives up on a stack at or before
+      // the first frame only .debug_frame describes, often right at frame 0
+      // (it prints what it had before failing). We go on with .debug_frame;
+      // readelf confirms that frame has an FDE in .debug_frame and none in
+      // .eh_frame.
+      cause = "perf_cannot_use_debug_frame";
+    } else if (const int k = FirstDebugFrameOnly(o);
+               k >= 0 && t.user.size() > static_cast<size_t>(k) + 1 &&
+               std::vector<Frame>(t.user.begin(), t.user.begin() + k + 1) ==
+                   std::vector<Frame>(o.user.begin(), o.user.begin() + k + 1) &&
+               (t.user[k + 1].address != o.user[k + 1].address ||
+                t.user[k + 1].dso != o.user[k + 1].dso) &&
+               (Confirmed(IsCallSite(o.user[k + 1])) ||
+                IsSigreturnTrampoline(o.user[k + 1]))) {
+      // perf's other gap: where no .eh_frame describes frame k, libunwind
+      // guesses its caller by frame pointer (rbp), which this code does
+      // not keep, and prints what the guess gives. readelf confirms frame k
+      // has only a .debug_frame FDE; objdump confirms that our caller
+      // (from that FDE) returns just after a call, or, for a signal
+      // handler, to the start of rt_sigreturn's trampoline.
+      cause = "perf_guesses_by_frame_pointer_without_eh_frame";
     } else if (o.user.size() == t.user.size() + 1 && IsPrefix(t.user, o.user) &&
                o.last_sp == o.stack_end && t.minus_one_tail &&
                Confirmed(IsCallSite(o.user.back()))) {
@@ -392,6 +453,9 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
 INSTANTIATE_TEST_SUITE_P(
     Fixtures, PerfUnwindTest,
     ::testing::Values(Case{"perf_busy_O2_nofp_pie", Mode::kFile},
+                      Case{"perf_busy_cxx_O2_nofp_pie", Mode::kFile},
+                      // CFI only in .debug_frame (for the program's own code).
+                      Case{"perf_busy_O2_nofp_pie_debugframe", Mode::kFile},
                       Case{"perf_busy_O2_nofp_pie", Mode::kPipe},
                       Case{"perf_busy_O0_fp_pie", Mode::kFile},
                       Case{"perf_busy_O2_fp_nopie", Mode::kFile},

@@ -76,8 +76,11 @@ TEST_F(UnwindProfileTest, ProfilesARunningProcessForADuration) {
   absl::StatusOr<harness::JsonValue> doc = harness::ParseJson(text);
   ASSERT_TRUE(doc.ok()) << doc.status();
   const std::vector<harness::JsonValue>& samples = doc->Find("samples")->elements();
-  // perf_busy keeps both CPUs busy: ~2 x 499 samples in a second.
-  ASSERT_GT(samples.size(), 200u) << out->stderr_text;
+  // perf_busy keeps both CPUs busy: ~2 x 499 samples in a second on an idle
+  // machine. cpu-clock counts the CPU the process gets, so a machine busy
+  // with other tests (the suite runs two at a time) gives fewer; a tenth of
+  // a CPU still shows that sampling runs for the duration.
+  ASSERT_GT(samples.size(), 50u) << out->stderr_text;
   int complete = 0;
   for (const harness::JsonValue& s : samples) {
     EXPECT_EQ(s.Find("pid")->AsInt64().value_or(0), pid());

@@ -41,6 +41,7 @@ int RunProfile(const Command& cmd, const std::atomic<bool>* interrupted) {
                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (cmd.max_frames > 0) options.unwind.max_frames = cmd.max_frames;
   options.unwind.sources = cmd.sources;
+  options.worker_formatter = sink->WorkerFormatter();
   SamplePipeline pipeline(options, [&sink](UnwoundSample& s) { sink->Add(s); });
   proc::perf::SnapshotOptions snapshot_options;
   // Live samples of this machine: its own vDSO is the sampled one.

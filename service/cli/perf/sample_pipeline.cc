@@ -24,6 +24,7 @@ struct SamplePipeline::Worker {
   std::vector<int> remap;
   absl::flat_hash_map<uint64_t, Space> spaces;
   std::list<uint64_t> lru;  // most recently used first
+  SampleFormatter format;   // this worker's own, or null
 };
 
 void UnwoundSample::Reset() {
@@ -41,6 +42,7 @@ void UnwoundSample::Reset() {
   thread.frames.clear();
   thread.stop_detail.clear();
   modules.clear();
+  text.clear();
 }
 
 SamplePipeline::SamplePipeline(PipelineOptions options, Sink sink)
@@ -48,7 +50,10 @@ SamplePipeline::SamplePipeline(PipelineOptions options, Sink sink)
   const int jobs = std::clamp(options_.jobs, 1, kMaxJobs);
   // Two batches per worker keep every worker busy while the writer drains.
   max_in_flight_ = std::min<size_t>(kMaxBatchesInFlight, 2 * jobs + 2);
-  for (int i = 0; i < jobs; ++i) workers_.push_back(std::make_unique<Worker>());
+  for (int i = 0; i < jobs; ++i) {
+    workers_.push_back(std::make_unique<Worker>());
+    if (options_.worker_formatter) workers_.back()->format = options_.worker_formatter();
+  }
   for (int i = 0; i < jobs; ++i) {
     threads_.emplace_back([this, w = workers_[i].get()] { Work(*w); });
   }
@@ -166,6 +171,9 @@ void SamplePipeline::Work(Worker& w) {
         }
         f.module = to;
       }
+    }
+    if (w.format) {
+      for (size_t i = 0; i < batch.size; ++i) w.format(batch.samples[i]);
     }
     unwound_.fetch_add(batch.size, std::memory_order_relaxed);
     {

@@ -76,14 +76,26 @@ struct UnwoundSample {
   // (Frame::module indexes `modules`).
   unwinder::ThreadStack thread;
   std::vector<std::shared_ptr<const unwinder::ModuleInfo>> modules;
+  // The sample as the output prints it, when the sink formats on the
+  // workers (PipelineOptions::worker_formatter); else empty.
+  std::string text;
 
   // Empties it for the next sample, keeping its buffers.
   void Reset();
 };
 
+// Formats one sample (into UnwoundSample::text) on a worker thread, right
+// after its unwind; each worker gets its own from the factory, so a
+// formatter may keep state (caches) without locks.
+using SampleFormatter = std::function<void(UnwoundSample&)>;
+using SampleFormatterFactory = std::function<SampleFormatter()>;
+
 struct PipelineOptions {
   int jobs = 1;  // worker threads
   unwinder::UnwindOptions unwind;
+  // When set, output is formatted on the workers in parallel, and the
+  // writer thread only writes it out in order.
+  SampleFormatterFactory worker_formatter;
 };
 
 class SamplePipeline {

@@ -34,20 +34,19 @@ std::vector<proc::Mapping> Mappings(const UnwoundSample& s) {
   return out;
 }
 
-class PerfScriptSink : public SampleSink {
+// perf script's text for one sample. One per thread that formats: it
+// keeps the prepared mapping tables of the processes it saw.
+class PerfScriptFormatter {
  public:
-  explicit PerfScriptSink(std::FILE* out) : out_(out) {}
-  void Add(const UnwoundSample& s) override {
-    if (!status_.ok()) return;
+  void Format(const UnwoundSample& s, std::string* out) {
     header_.comm = s.comm;
     header_.tid = s.tid;
     header_.cpu = s.cpu;
     header_.time_ns = s.time_ns;
     header_.period = s.period;
     header_.event = s.event;
-    text_.clear();
-    cli::AppendPerfScriptHeader(header_, &text_);
-    cli::AppendPerfScriptKernelFrames(s.kernel, &text_);
+    cli::AppendPerfScriptHeader(header_, out);
+    cli::AppendPerfScriptKernelFrames(s.kernel, out);
     if (s.error.empty()) {
       auto it = tables_.find(s.target_id);
       if (it == tables_.end()) {
@@ -57,22 +56,52 @@ class PerfScriptSink : public SampleSink {
         it = tables_.emplace(s.target_id, std::make_unique<cli::PerfScriptMappings>(Mappings(s)))
                  .first;
       }
-      cli::AppendPerfScriptFrames(s.thread, *it->second, &text_);
+      cli::AppendPerfScriptFrames(s.thread, *it->second, out);
     }
-    text_ += "\n";
-    status_ = Write(out_, text_);
+    *out += "\n";
+  }
+
+ private:
+  static constexpr size_t kMaxTables = 64;
+  absl::flat_hash_map<uint64_t, std::unique_ptr<cli::PerfScriptMappings>> tables_;
+  cli::PerfScriptHeader header_;  // reused: no allocation per sample
+};
+
+class PerfScriptSink : public SampleSink {
+ public:
+  explicit PerfScriptSink(std::FILE* out) : out_(out) {}
+  void Add(const UnwoundSample& s) override {
+    if (!status_.ok()) return;
+    if (!s.text.empty()) {
+      text_ += s.text;  // formatted on a worker
+    } else {
+      formatter_.Format(s, &text_);
+    }
+    // Samples go out in large writes, which stdio passes on without
+    // copying them into its buffer.
+    if (text_.size() >= kFlushBytes) Flush();
+  }
+  SampleFormatterFactory WorkerFormatter() override {
+    return [] {
+      auto f = std::make_shared<PerfScriptFormatter>();
+      return [f](UnwoundSample& s) { f->Format(s, &s.text); };
+    };
   }
   absl::Status Finish(const ProfileInfo& info) override {
+    Flush();
     if (status_.ok() && std::fflush(out_) != 0) status_ = absl::DataLossError("cannot write the output");
     return status_;
   }
 
  private:
+  void Flush() {
+    if (status_.ok() && !text_.empty()) status_ = Write(out_, text_);
+    text_.clear();
+  }
+  static constexpr size_t kFlushBytes = 1 << 18;
   std::FILE* out_;
   absl::Status status_;
-  static constexpr size_t kMaxTables = 64;
-  absl::flat_hash_map<uint64_t, std::unique_ptr<cli::PerfScriptMappings>> tables_;
-  cli::PerfScriptHeader header_;  // reused: no allocation per sample
+  PerfScriptFormatter formatter_;  // when no worker formatted
   std::string text_;
 };
 

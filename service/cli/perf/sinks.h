@@ -36,6 +36,10 @@ class SampleSink {
   // The first error (a write that failed, a profile limit) sticks: later
   // samples are dropped and Finish returns it.
   virtual void Add(const UnwoundSample& sample) = 0;
+  // A sink whose formatting can run on the pipeline's workers returns
+  // their formatters (PipelineOptions::worker_formatter); Add then only
+  // writes each sample's text. Null: Add formats.
+  virtual SampleFormatterFactory WorkerFormatter() { return nullptr; }
   // `info` goes into the profile formats' header.
   virtual absl::Status Finish(const struct ProfileInfo& info) = 0;
 };

@@ -1,6 +1,7 @@
 #include "service/cli/perf_script/perf_script.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "absl/strings/match.h"
 
@@ -86,7 +87,9 @@ PerfScriptMappings::PerfScriptMappings(absl::Span<const proc::Mapping> mappings)
   }
 }
 
-const PerfScriptMappings::Entry* PerfScriptMappings::Find(uint64_t address) const {
+const PerfScriptMappings::Entry* PerfScriptMappings::Find(uint64_t address,
+                                                          const Entry* hint) const {
+  if (hint != nullptr && address >= hint->start && address < hint->end) return hint;
   auto it = std::upper_bound(entries_.begin(), entries_.end(), address,
                              [](uint64_t a, const Entry& e) { return a < e.start; });
   if (it == entries_.begin()) return nullptr;
@@ -96,11 +99,18 @@ const PerfScriptMappings::Entry* PerfScriptMappings::Find(uint64_t address) cons
 
 PerfFrameAddress PerfScriptMappings::Address(absl::Span<const unwinder::Frame> frames,
                                              size_t i) const {
+  const Entry* hint = nullptr;
+  return AddressWithHint(frames, i, &hint);
+}
+
+PerfFrameAddress PerfScriptMappings::AddressWithHint(absl::Span<const unwinder::Frame> frames,
+                                                     size_t i, const Entry** hint) const {
   const unwinder::Frame& f = frames[i];
   const bool exact = i == 0 || f.method == unwinder::Method::kSignal;
   const uint64_t lookup = exact || f.pc == 0 ? f.pc : f.pc - 1;
-  const Entry* e = Find(lookup);
+  const Entry* e = Find(lookup, *hint);
   if (e == nullptr) return {lookup, "[unknown]"};
+  *hint = e;
   if (e->identity) return {lookup, e->dso};
   return {lookup - e->start + e->offset, e->dso};
 }
@@ -114,13 +124,38 @@ std::string FormatPerfScriptFrames(const unwinder::ThreadStack& stack,
 
 void AppendPerfScriptFrames(const unwinder::ThreadStack& stack,
                             const PerfScriptMappings& mappings, std::string* out) {
+  // This runs for every frame of every sample: the addresses first, then
+  // one resize to the exact length and the lines written through a pointer.
+  constexpr absl::string_view kMiddle = " [unknown] (";
+  constexpr size_t kFixed = 1 + 16 + kMiddle.size() + 2;  // "\t", "%16x", ..., ")\n"
+  thread_local std::vector<PerfFrameAddress> addresses;
+  addresses.clear();
+  size_t length = 0;
+  const PerfScriptMappings::Entry* hint = nullptr;
   for (size_t i = 0; i < stack.frames.size(); ++i) {
-    const PerfFrameAddress a = mappings.Address(stack.frames, i);
-    out->push_back('\t');
-    AppendHex(a.address, 16, out);
-    out->append(" [unknown] (");
-    out->append(a.dso.data(), a.dso.size());
-    out->append(")\n");
+    addresses.push_back(mappings.AddressWithHint(stack.frames, i, &hint));
+    length += kFixed + addresses.back().dso.size();
+  }
+  const size_t old_size = out->size();
+  out->resize(old_size + length);
+  char* p = out->data() + old_size;
+  for (const PerfFrameAddress& a : addresses) {
+    *p++ = '\t';
+    char* const hex_end = p + 16;
+    uint64_t v = a.address;
+    char* d = hex_end;
+    do {
+      *--d = "0123456789abcdef"[v & 0xf];
+      v >>= 4;
+    } while (v != 0 && d > p);
+    while (d > p) *--d = ' ';  // "%16x": at most 16 digits, space-padded
+    p = hex_end;
+    std::memcpy(p, kMiddle.data(), kMiddle.size());
+    p += kMiddle.size();
+    std::memcpy(p, a.dso.data(), a.dso.size());
+    p += a.dso.size();
+    *p++ = ')';
+    *p++ = '\n';
   }
 }
 

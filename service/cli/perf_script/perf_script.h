@@ -81,7 +81,13 @@ class PerfScriptMappings {
     bool identity = false;  // anonymous memory: addresses printed unconverted
     std::string dso;
   };
-  const Entry* Find(uint64_t address) const;
+  // `hint`, a previous answer, is tried first: a stack's frames cluster
+  // in a few mappings.
+  const Entry* Find(uint64_t address, const Entry* hint = nullptr) const;
+  PerfFrameAddress AddressWithHint(absl::Span<const unwinder::Frame> frames, size_t i,
+                                   const Entry** hint) const;
+  friend void AppendPerfScriptFrames(const unwinder::ThreadStack& stack,
+                                     const PerfScriptMappings& mappings, std::string* out);
   std::vector<Entry> entries_;
 };
 

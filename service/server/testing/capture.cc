@@ -31,6 +31,11 @@ absl::StatusOr<std::vector<v1::SnapshotRequest>> CaptureSamples(
     pm.set_read(m.read);
     pm.set_write(m.write);
     pm.set_exec(m.exec);
+    if (options.identities) {
+      pm.set_inode(m.inode);
+      pm.set_dev_major(m.dev_major);
+      pm.set_dev_minor(m.dev_minor);
+    }
     if (options.mappings == CaptureOptions::Mappings::kWithBuildIds &&
         m.IsFileBacked()) {
       absl::StatusOr<std::shared_ptr<unwinder::Module>> mod =

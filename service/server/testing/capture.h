@@ -27,6 +27,7 @@ struct CaptureOptions {
   Mappings mappings = Mappings::kWithBuildIds;
   bool with_pid = true;     // set the sample's pid (live memory allowed)
   bool perf_registers = false;  // PerfRegisters instead of DwarfRegisters
+  bool identities = false;  // each mapping's inode and device, as perf's MMAP2
   uint64_t max_stack = 256 << 10;
 };
 
