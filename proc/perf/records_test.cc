@@ -1,5 +1,6 @@
 #include "proc/perf/records.h"
 
+#include <deque>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -66,6 +67,14 @@ SampleSpec AllFieldsSpec() {
   return s;
 }
 
+// Parsers point into the record they parse (spans, names): every record
+// a test parses lives until the test binary ends.
+absl::Span<const uint8_t> Kept(std::vector<uint8_t> record) {
+  static auto* kept = new std::deque<std::vector<uint8_t>>;
+  kept->push_back(std::move(record));
+  return kept->back();
+}
+
 TEST(ParseSample, EveryFieldInTheKernelsOrder) {
   const EventAttr a = AllFieldsAttr();
   const SampleSpec spec = AllFieldsSpec();
@@ -113,11 +122,14 @@ TEST(KernelCallchain, BetweenTheKernelMarkerAndTheNext) {
   spec.callchain = {kContextKernel, 0xffffffff81000010ULL, 0xffffffff81000020ULL,
                     kContextUser, 0x401000, 0x402000};
   Sample s;
-  ASSERT_TRUE(ParseSample(SampleRecord(a, spec), a, s).ok());
+  // The sample points into the record: the record must outlive it.
+  const std::vector<uint8_t> record = SampleRecord(a, spec);
+  ASSERT_TRUE(ParseSample(record, a, s).ok());
   EXPECT_EQ(KernelCallchain(s),
             (std::vector<uint64_t>{0xffffffff81000010ULL, 0xffffffff81000020ULL}));
   spec.callchain = {kContextUser, 0x401000};
-  ASSERT_TRUE(ParseSample(SampleRecord(a, spec), a, s).ok());
+  const std::vector<uint8_t> user_only = SampleRecord(a, spec);
+  ASSERT_TRUE(ParseSample(user_only, a, s).ok());
   EXPECT_TRUE(KernelCallchain(s).empty());
 }
 
@@ -153,14 +165,14 @@ TEST(ParseSample, ReadFormatVariants) {
     a.sample_type |= kSampleCgroup;
     spec.cgroup = 0xc6;
     Sample s;
-    ASSERT_TRUE(ParseSample(SampleRecord(a, spec), a, s).ok()) << rf;
+    ASSERT_TRUE(ParseSample(Kept(SampleRecord(a, spec)), a, s).ok()) << rf;
     EXPECT_EQ(s.read.size(), words * 8) << rf;
     EXPECT_EQ(s.cgroup, 0xc6u) << rf;
     // One word short is DataLoss.
     spec.read_values.pop_back();
     spec.cgroup = 0;
     a.sample_type &= ~kSampleCgroup;
-    EXPECT_TRUE(absl::IsDataLoss(ParseSample(SampleRecord(a, spec), a, s))) << rf;
+    EXPECT_TRUE(absl::IsDataLoss(ParseSample(Kept(SampleRecord(a, spec)), a, s))) << rf;
   }
 }
 
@@ -171,7 +183,7 @@ TEST(ParseSample, ReadGroupCountIsBounded) {
   SampleSpec spec;
   spec.read_values = {kMaxReadGroupEntries + 1};
   Sample s;
-  EXPECT_TRUE(absl::IsDataLoss(ParseSample(SampleRecord(a, spec), a, s)));
+  EXPECT_TRUE(absl::IsDataLoss(ParseSample(Kept(SampleRecord(a, spec)), a, s)));
 }
 
 TEST(ParseSample, CallchainDepthIsBounded) {
@@ -180,12 +192,12 @@ TEST(ParseSample, CallchainDepthIsBounded) {
   Bytes8 b;
   b.U64(kMaxCallchainDepth + 1);
   Sample s;
-  absl::Status st = ParseSample(Record(kRecordSample, 0, b.bytes()), a, s);
+  absl::Status st = ParseSample(Kept(Record(kRecordSample, 0, b.bytes())), a, s);
   EXPECT_TRUE(absl::IsDataLoss(st)) << st;
   // A count whose byte size would overflow is refused too.
   Bytes8 huge;
   huge.U64(~uint64_t{0} / 4);
-  EXPECT_TRUE(absl::IsDataLoss(ParseSample(Record(kRecordSample, 0, huge.bytes()), a, s)));
+  EXPECT_TRUE(absl::IsDataLoss(ParseSample(Kept(Record(kRecordSample, 0, huge.bytes())), a, s)));
 }
 
 TEST(ParseSample, StackUserLimitsAndDynSize) {
@@ -194,13 +206,13 @@ TEST(ParseSample, StackUserLimitsAndDynSize) {
   Sample s;
   Bytes8 big;
   big.U64(kMaxStackUserBytes + 8);
-  EXPECT_TRUE(absl::IsDataLoss(ParseSample(Record(kRecordSample, 0, big.bytes()), a, s)));
+  EXPECT_TRUE(absl::IsDataLoss(ParseSample(Kept(Record(kRecordSample, 0, big.bytes())), a, s)));
   SampleSpec spec;
   spec.stack = std::vector<uint8_t>(16, 1);
   spec.dyn_size = 17;  // more than the copy: perf's "user stack dump failure"
-  EXPECT_TRUE(absl::IsDataLoss(ParseSample(SampleRecord(a, spec), a, s)));
+  EXPECT_TRUE(absl::IsDataLoss(ParseSample(Kept(SampleRecord(a, spec)), a, s)));
   spec.stack.clear();  // size 0: no data, no dyn_size
-  ASSERT_TRUE(ParseSample(SampleRecord(a, spec), a, s).ok());
+  ASSERT_TRUE(ParseSample(Kept(SampleRecord(a, spec)), a, s).ok());
   EXPECT_TRUE(s.valid_stack().empty());
 }
 
@@ -212,7 +224,7 @@ TEST(ParseSample, NoRegistersForAbiNone) {
   spec.regs_abi = kRegsAbiNone;
   spec.period = 5;
   Sample s;
-  ASSERT_TRUE(ParseSample(SampleRecord(a, spec), a, s).ok());
+  ASSERT_TRUE(ParseSample(Kept(SampleRecord(a, spec)), a, s).ok());
   EXPECT_TRUE(s.regs_user.empty());
   // PERIOD comes before REGS_USER; nothing follows: the record ends there.
   EXPECT_EQ(s.period, 5u);
@@ -228,11 +240,11 @@ TEST(ParseSample, BranchStackBoundsAndCounters) {
   b.U64(0x77);                           // its counter
   b.U64(0xc0);                           // cgroup
   Sample s;
-  ASSERT_TRUE(ParseSample(Record(kRecordSample, 0, b.bytes()), a, s).ok());
+  ASSERT_TRUE(ParseSample(Kept(Record(kRecordSample, 0, b.bytes())), a, s).ok());
   EXPECT_EQ(s.cgroup, 0xc0u);
   Bytes8 many;
   many.U64(kMaxBranchEntries + 1);
-  EXPECT_TRUE(absl::IsDataLoss(ParseSample(Record(kRecordSample, 0, many.bytes()), a, s)));
+  EXPECT_TRUE(absl::IsDataLoss(ParseSample(Kept(Record(kRecordSample, 0, many.bytes())), a, s)));
 }
 
 TEST(ParseEventAttr, EveryPublishedSize) {
@@ -276,8 +288,8 @@ TEST(NonSampleRecords, Decode) {
   const EventAttr a = testing::DwarfCallGraphAttr();
   const uint64_t trailer = SampleIdSize(a.sample_type);
   MmapEvent m;
-  ASSERT_TRUE(ParseMmap2(testing::Mmap2Record(a, 1, 2, 0x1000, 0x2000, 0x3000, 5,
-                                              "/lib/x.so", 7, {}, 42),
+  ASSERT_TRUE(ParseMmap2(Kept(testing::Mmap2Record(a, 1, 2, 0x1000, 0x2000, 0x3000, 5,
+                                              "/lib/x.so", 7, {}, 42)),
                          trailer, m)
                   .ok());
   EXPECT_EQ(m.start, 0x1000u);
@@ -289,27 +301,27 @@ TEST(NonSampleRecords, Decode) {
   EXPECT_EQ(m.filename, "/lib/x.so");
   EXPECT_TRUE(m.build_id.empty());
 
-  ASSERT_TRUE(ParseMmap2(testing::Mmap2Record(a, 1, 2, 0x1000, 0x2000, 0, 5, "/b",
-                                              7, {0xab, 0xcd, 0xef}),
+  ASSERT_TRUE(ParseMmap2(Kept(testing::Mmap2Record(a, 1, 2, 0x1000, 0x2000, 0, 5, "/b",
+                                              7, {0xab, 0xcd, 0xef})),
                          trailer, m)
                   .ok());
   EXPECT_EQ(HexString(m.build_id.span()), "abcdef");
   EXPECT_EQ(m.ino, 0u);
 
-  ASSERT_TRUE(ParseMmap(testing::MmapRecord(a, 1, 2, 0x5000, 0x1000, 0, "/c", 8,
-                                            /*data=*/true),
+  ASSERT_TRUE(ParseMmap(Kept(testing::MmapRecord(a, 1, 2, 0x5000, 0x1000, 0, "/c", 8,
+                                            /*data=*/true)),
                         trailer, m)
                   .ok());
   EXPECT_EQ(m.prot, 1u);  // data: not executable
   EXPECT_EQ(m.filename, "/c");
 
   CommEvent c;
-  ASSERT_TRUE(ParseComm(testing::CommRecord(a, 3, 4, "worker", true, 9), trailer, c).ok());
+  ASSERT_TRUE(ParseComm(Kept(testing::CommRecord(a, 3, 4, "worker", true, 9)), trailer, c).ok());
   EXPECT_TRUE(c.exec);
   EXPECT_EQ(c.comm, "worker");
 
   TaskEvent t;
-  ASSERT_TRUE(ParseTask(testing::TaskRecord(a, kRecordFork, 3, 1, 4, 1, 10), trailer, t).ok());
+  ASSERT_TRUE(ParseTask(Kept(testing::TaskRecord(a, kRecordFork, 3, 1, 4, 1, 10)), trailer, t).ok());
   EXPECT_EQ(t.pid, 3u);
   EXPECT_EQ(t.ppid, 1u);
   EXPECT_EQ(t.tid, 4u);
@@ -319,12 +331,12 @@ TEST(NonSampleRecords, Decode) {
   Bytes8 lost;
   lost.U64(8).U64(100);
   LostEvent l;
-  ASSERT_TRUE(ParseLost(Record(kRecordLost, 0, lost.bytes()), 0, l).ok());
+  ASSERT_TRUE(ParseLost(Kept(Record(kRecordLost, 0, lost.bytes())), 0, l).ok());
   EXPECT_EQ(l.lost, 100u);
   Bytes8 thr;
   thr.U64(1).U64(2).U64(3);
   ThrottleEvent th;
-  ASSERT_TRUE(ParseThrottle(Record(kRecordThrottle, 0, thr.bytes()), 0, th).ok());
+  ASSERT_TRUE(ParseThrottle(Kept(Record(kRecordThrottle, 0, thr.bytes())), 0, th).ok());
   EXPECT_EQ(th.stream_id, 3u);
 }
 
@@ -346,9 +358,9 @@ TEST(NonSampleRecords, LyingSizesAreDataLoss) {
   bad[8 + 32] = 21;
   EXPECT_TRUE(absl::IsDataLoss(ParseMmap2(bad, trailer, m)));
   TaskEvent t;
-  EXPECT_TRUE(absl::IsDataLoss(ParseTask(Record(kRecordFork, 0, {}), 0, t)));
+  EXPECT_TRUE(absl::IsDataLoss(ParseTask(Kept(Record(kRecordFork, 0, {})), 0, t)));
   CommEvent c;
-  EXPECT_TRUE(absl::IsDataLoss(ParseComm(Record(kRecordComm, 0, {}), 0, c)));
+  EXPECT_TRUE(absl::IsDataLoss(ParseComm(Kept(Record(kRecordComm, 0, {})), 0, c)));
 }
 
 TEST(BuildIdEvent, SizedAndUnsized) {
@@ -367,7 +379,7 @@ TEST(BuildIdEvent, SizedAndUnsized) {
   std::vector<uint8_t> bad = testing::BuildIdEvent(0, kMiscUser | kMiscBuildIdSize, 1, md5, "/b");
   bad[12 + 20] = 200;
   EXPECT_TRUE(absl::IsDataLoss(ParseBuildIdEvent(bad, e)));
-  EXPECT_TRUE(absl::IsDataLoss(ParseBuildIdEvent(Record(0, 0, {}), e)));
+  EXPECT_TRUE(absl::IsDataLoss(ParseBuildIdEvent(Kept(Record(0, 0, {})), e)));
 }
 
 TEST(AttrSet, MatchesRecordsByIdLikePerf) {
