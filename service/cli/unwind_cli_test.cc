@@ -20,6 +20,18 @@
 #include "testdata/harness/subprocess.h"
 #include "testdata/harness/tools.h"
 
+// Under --config=asan the fixture programs link ASan's runtime, whose
+// shadow memory (terabytes of reserved address space) gcore tries to dump:
+// it does not finish within the tools' time bound. The core halves of
+// these tests run in the normal suite.
+#if defined(__SANITIZE_ADDRESS__)
+#define UNWINDD_FIXTURES_HAVE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNWINDD_FIXTURES_HAVE_ASAN 1
+#endif
+#endif
+
 namespace unwindd::service {
 namespace {
 
@@ -150,6 +162,9 @@ TEST(UnwindCliTest, DeletedExecutable) {
 // stays valid (python3's strict decoder reads it) and gives the bytes back,
 // one "\u00XX" per byte that is not UTF-8; the same for a core of it.
 TEST(UnwindCliTest, PathsThatAreNotUtf8AreValidJson) {
+#ifdef UNWINDD_FIXTURES_HAVE_ASAN
+  GTEST_SKIP() << "gcore of a fixture that links ASan's runtime does not finish";
+#endif
   const std::string dir = absl::StrCat(testing::TempDir(), "/bad\xff\xc3(utf8");
   std::filesystem::create_directories(dir);
   const std::string copy = dir + "/threads_\xe9";

@@ -22,6 +22,18 @@
 #include "testdata/harness/subprocess.h"
 #include "testdata/harness/tools.h"
 
+// Under --config=asan the fixture programs link ASan's runtime, whose
+// shadow memory (terabytes of reserved address space) gcore tries to dump:
+// it does not finish within the tools' time bound. The core halves of
+// these tests run in the normal suite.
+#if defined(__SANITIZE_ADDRESS__)
+#define UNWINDD_FIXTURES_HAVE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNWINDD_FIXTURES_HAVE_ASAN 1
+#endif
+#endif
+
 namespace unwindd::service {
 namespace {
 
@@ -105,6 +117,9 @@ class DebuginfoServiceTest : public ::testing::Test {
 };
 
 TEST_F(DebuginfoServiceTest, SnapshotsAndCoresWhoseFilesAreOnlyInDebuginfod) {
+#ifdef UNWINDD_FIXTURES_HAVE_ASAN
+  GTEST_SKIP() << "gcore of a fixture that links ASan's runtime does not finish";
+#endif
   v1::UnwindResponse live;
   std::vector<v1::SnapshotRequest> samples;
   std::string core;
