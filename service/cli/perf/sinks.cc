@@ -72,14 +72,13 @@ class PerfScriptSink : public SampleSink {
   explicit PerfScriptSink(std::FILE* out) : out_(out) {}
   void Add(const UnwoundSample& s) override {
     if (!status_.ok()) return;
-    if (!s.text.empty()) {
-      text_ += s.text;  // formatted on a worker
-    } else {
-      formatter_.Format(s, &text_);
+    if (!s.text.empty()) {  // formatted on a worker
+      status_ = Write(out_, s.text);
+      return;
     }
-    // Samples go out in large writes, which stdio passes on without
-    // copying them into its buffer.
-    if (text_.size() >= kFlushBytes) Flush();
+    text_.clear();
+    formatter_.Format(s, &text_);
+    status_ = Write(out_, text_);
   }
   SampleFormatterFactory WorkerFormatter() override {
     return [] {
@@ -88,21 +87,17 @@ class PerfScriptSink : public SampleSink {
     };
   }
   absl::Status Finish(const ProfileInfo& info) override {
-    Flush();
     if (status_.ok() && std::fflush(out_) != 0) status_ = absl::DataLossError("cannot write the output");
     return status_;
   }
 
  private:
-  void Flush() {
-    if (status_.ok() && !text_.empty()) status_ = Write(out_, text_);
-    text_.clear();
-  }
-  static constexpr size_t kFlushBytes = 1 << 18;
+  // Written through `out_`'s 256 KiB stdio buffer (OutputFile): one copy
+  // per sample, a system call per buffer.
   std::FILE* out_;
   absl::Status status_;
   PerfScriptFormatter formatter_;  // when no worker formatted
-  std::string text_;
+  std::string text_;               // its scratch: no allocation per sample
 };
 
 class JsonSink : public SampleSink {

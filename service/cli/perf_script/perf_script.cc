@@ -21,17 +21,24 @@ bool IdentityMapped(const std::string& path) {
 
 namespace {
 
-// Appends `v` as lowercase hex, right-aligned in `width` columns (printf's
-// "%<width>x"): the hot loop of perf-script output, without a format parser.
-void AppendHex(uint64_t v, int width, std::string* out) {
-  char buf[16];
-  int n = 0;
+// Writes `v` as lowercase hex at `p`, right-aligned in 16 columns
+// (printf's "%16x"; a uint64_t has at most 16 digits); returns the end.
+char* WriteHex16(char* p, uint64_t v) {
+  char* d = p + 16;
   do {
-    buf[15 - n++] = "0123456789abcdef"[v & 0xf];
+    *--d = "0123456789abcdef"[v & 0xf];
     v >>= 4;
   } while (v != 0);
-  if (width > n) out->append(width - n, ' ');
-  out->append(buf + 16 - n, n);
+  std::memset(p, ' ', d - p);
+  return p + 16;
+}
+
+// Appends "%16x": the hot loop of perf-script output, without a format
+// parser.
+void AppendHex16(uint64_t v, std::string* out) {
+  const size_t at = out->size();
+  out->resize(at + 16);
+  WriteHex16(out->data() + at, v);
 }
 
 // "%<width>u" with zero or space padding.
@@ -141,15 +148,7 @@ void AppendPerfScriptFrames(const unwinder::ThreadStack& stack,
   char* p = out->data() + old_size;
   for (const PerfFrameAddress& a : addresses) {
     *p++ = '\t';
-    char* const hex_end = p + 16;
-    uint64_t v = a.address;
-    char* d = hex_end;
-    do {
-      *--d = "0123456789abcdef"[v & 0xf];
-      v >>= 4;
-    } while (v != 0 && d > p);
-    while (d > p) *--d = ' ';  // "%16x": at most 16 digits, space-padded
-    p = hex_end;
+    p = WriteHex16(p, a.address);
     std::memcpy(p, kMiddle.data(), kMiddle.size());
     p += kMiddle.size();
     std::memcpy(p, a.dso.data(), a.dso.size());
@@ -168,7 +167,7 @@ std::string FormatPerfScriptKernelFrames(absl::Span<const uint64_t> ips) {
 void AppendPerfScriptKernelFrames(absl::Span<const uint64_t> ips, std::string* out) {
   for (uint64_t ip : ips) {
     out->push_back('\t');
-    AppendHex(ip, 16, out);
+    AppendHex16(ip, out);
     out->append(" [unknown] ([kernel.kallsyms])\n");
   }
 }
