@@ -60,6 +60,7 @@ int RunPerf(const Command& cmd, const std::atomic<bool>* cancel) {
   if (cmd.max_frames > 0) options.unwind.max_frames = cmd.max_frames;
   options.unwind.sources = cmd.sources;
   options.worker_formatter = sink->WorkerFormatter();
+  options.write_text = [&sink](absl::string_view text) { sink->AddText(text); };
   options.unwind.cancel = cancel;
   SamplePipeline pipeline(options, [&sink](UnwoundSample& s) { sink->Add(s); });
   SampleReader handler({cmd.pids, cmd.tids, cmd.comms}, (*reader)->attrs(),

@@ -42,6 +42,7 @@ int RunProfile(const Command& cmd, const std::atomic<bool>* interrupted) {
   if (cmd.max_frames > 0) options.unwind.max_frames = cmd.max_frames;
   options.unwind.sources = cmd.sources;
   options.worker_formatter = sink->WorkerFormatter();
+  options.write_text = [&sink](absl::string_view text) { sink->AddText(text); };
   SamplePipeline pipeline(options, [&sink](UnwoundSample& s) { sink->Add(s); });
   proc::perf::SnapshotOptions snapshot_options;
   // Live samples of this machine: its own vDSO is the sampled one.

@@ -34,15 +34,17 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "arch/register_set.h"
 #include "proc/snapshot_target.h"
+#include "service/cli/perf_script/text_buffer.h"
 #include "unwinder/module_cache.h"
 #include "unwinder/unwinder.h"
 
 namespace unwindd::service::perf {
 
-inline constexpr size_t kBatchSamples = 256;
+inline constexpr size_t kBatchSamples = 64;
 inline constexpr size_t kMaxBatchesInFlight = 16;
 inline constexpr int kMaxJobs = 64;
 // Per worker: the mapping tables (processes) whose targets it keeps.
@@ -76,26 +78,25 @@ struct UnwoundSample {
   // (Frame::module indexes `modules`).
   unwinder::ThreadStack thread;
   std::vector<std::shared_ptr<const unwinder::ModuleInfo>> modules;
-  // The sample as the output prints it, when the sink formats on the
-  // workers (PipelineOptions::worker_formatter); else empty.
-  std::string text;
 
   // Empties it for the next sample, keeping its buffers.
   void Reset();
 };
 
-// Formats one sample (into UnwoundSample::text) on a worker thread, right
+// Appends one sample's output text to `out`, on a worker thread right
 // after its unwind; each worker gets its own from the factory, so a
 // formatter may keep state (caches) without locks.
-using SampleFormatter = std::function<void(UnwoundSample&)>;
+using SampleFormatter = std::function<void(const UnwoundSample&, cli::TextBuffer* out)>;
 using SampleFormatterFactory = std::function<SampleFormatter()>;
 
 struct PipelineOptions {
   int jobs = 1;  // worker threads
   unwinder::UnwindOptions unwind;
-  // When set, output is formatted on the workers in parallel, and the
-  // writer thread only writes it out in order.
+  // When both are set, output is formatted on the workers in parallel, a
+  // batch's samples into one buffer, and the writer thread hands each
+  // batch's text to `write_text`, in order, instead of samples to the sink.
   SampleFormatterFactory worker_formatter;
+  std::function<void(absl::string_view text)> write_text;
 };
 
 class SamplePipeline {
@@ -122,6 +123,7 @@ class SamplePipeline {
     uint64_t seq = 0;
     size_t size = 0;  // samples[0, size) are this batch's
     std::vector<UnwoundSample> samples;  // kBatchSamples, recycled
+    cli::TextBuffer text;  // the samples' output, when workers format (recycled)
   };
   struct Worker;
 
@@ -146,6 +148,7 @@ class SamplePipeline {
   size_t max_in_flight_ = kMaxBatchesInFlight;
   bool closing_ = false;
   bool finished_ = false;
+  bool workers_format_ = false;  // worker_formatter and write_text set
   std::atomic<uint64_t> unwound_{0};
 
   std::vector<std::unique_ptr<Worker>> workers_;

@@ -1,11 +1,16 @@
 #include "service/cli/perf/sinks.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "service/cli/output.h"
@@ -18,9 +23,27 @@
 namespace unwindd::service::perf {
 namespace {
 
-absl::Status Write(std::FILE* out, const std::string& s) {
+absl::Status Write(std::FILE* out, absl::string_view s) {
   if (!s.empty() && std::fwrite(s.data(), 1, s.size(), out) != s.size()) {
     return absl::DataLossError("cannot write the output");
+  }
+  return absl::OkStatus();
+}
+
+// Writes a large piece (a batch of samples' text) with write(2) from where
+// it is, after what stdio holds: stdio would copy most of it into its
+// buffer first.
+absl::Status WriteDirect(std::FILE* out, absl::string_view s) {
+  if (std::fflush(out) != 0) return absl::DataLossError("cannot write the output");
+  const int fd = fileno(out);
+  while (!s.empty()) {
+    const ssize_t n = write(fd, s.data(), s.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return absl::DataLossError(absl::StrCat("cannot write the output: ",
+                                              n < 0 ? std::strerror(errno) : "no progress"));
+    }
+    s.remove_prefix(static_cast<size_t>(n));
   }
   return absl::OkStatus();
 }
@@ -38,7 +61,7 @@ std::vector<proc::Mapping> Mappings(const UnwoundSample& s) {
 // keeps the prepared mapping tables of the processes it saw.
 class PerfScriptFormatter {
  public:
-  void Format(const UnwoundSample& s, std::string* out) {
+  void Format(const UnwoundSample& s, cli::TextBuffer* out) {
     header_.comm = s.comm;
     header_.tid = s.tid;
     header_.cpu = s.cpu;
@@ -58,7 +81,7 @@ class PerfScriptFormatter {
       }
       cli::AppendPerfScriptFrames(s.thread, *it->second, out);
     }
-    *out += "\n";
+    out->push_back('\n');
   }
 
  private:
@@ -72,19 +95,18 @@ class PerfScriptSink : public SampleSink {
   explicit PerfScriptSink(std::FILE* out) : out_(out) {}
   void Add(const UnwoundSample& s) override {
     if (!status_.ok()) return;
-    if (!s.text.empty()) {  // formatted on a worker
-      status_ = Write(out_, s.text);
-      return;
-    }
     text_.clear();
     formatter_.Format(s, &text_);
-    status_ = Write(out_, text_);
+    status_ = Write(out_, text_.view());
   }
   SampleFormatterFactory WorkerFormatter() override {
     return [] {
       auto f = std::make_shared<PerfScriptFormatter>();
-      return [f](UnwoundSample& s) { f->Format(s, &s.text); };
+      return [f](const UnwoundSample& s, cli::TextBuffer* out) { f->Format(s, out); };
     };
+  }
+  void AddText(absl::string_view text) override {
+    if (status_.ok()) status_ = WriteDirect(out_, text);
   }
   absl::Status Finish(const ProfileInfo& info) override {
     if (status_.ok() && std::fflush(out_) != 0) status_ = absl::DataLossError("cannot write the output");
@@ -92,12 +114,13 @@ class PerfScriptSink : public SampleSink {
   }
 
  private:
-  // Written through `out_`'s 256 KiB stdio buffer (OutputFile): one copy
-  // per sample, a system call per buffer.
+  // Written through `out_`'s 256 KiB stdio buffer (OutputFile); a
+  // worker-formatted batch's text is larger, and stdio writes most of it
+  // straight from the batch.
   std::FILE* out_;
   absl::Status status_;
   PerfScriptFormatter formatter_;  // when no worker formatted
-  std::string text_;               // its scratch: no allocation per sample
+  cli::TextBuffer text_;           // its scratch: no allocation per sample
 };
 
 class JsonSink : public SampleSink {
@@ -160,6 +183,16 @@ class ProfileSink : public SampleSink {
           clock ? profile::ValueType{"cpu", "nanoseconds"}
                 : profile::ValueType{s.event.empty() ? "events" : s.event, "count"});
     }
+    const profile::SampleValues values{
+        1, static_cast<int64_t>(std::min<uint64_t>(s.period, uint64_t{1} << 40))};
+    // Most samples of a profile repeat a stack seen before: recognise it
+    // from the sample's raw words (one hash), without looking up each
+    // frame's mapping and location.
+    RawKey(s);
+    if (auto hit = raw_stacks_.find(absl::MakeConstSpan(raw_)); hit != raw_stacks_.end()) {
+      status_ = profile_->AddToStack(hit->second, values);
+      return;
+    }
     frames_.clear();
     for (size_t i = 0; i < s.thread.frames.size(); ++i) {
       const unwinder::Frame& f = s.thread.frames[i];
@@ -175,9 +208,10 @@ class ProfileSink : public SampleSink {
     labels.pid = s.pid;
     labels.tid = s.tid;
     labels.comm = s.comm;
-    status_ = profile_->AddSample(labels, frames_, kernel_,
-                                  {1, static_cast<int64_t>(std::min<uint64_t>(
-                                          s.period, uint64_t{1} << 40))});
+    size_t stack = 0;
+    status_ = profile_->AddSample(labels, frames_, kernel_, values, &stack);
+    // Bounded like the profile: an entry per distinct stack it holds.
+    if (status_.ok()) raw_stacks_.try_emplace(raw_, stack);
   }
 
   absl::Status Finish(const ProfileInfo& info) override {
@@ -198,6 +232,35 @@ class ProfileSink : public SampleSink {
   }
 
  private:
+  // A sample's stack as words, into raw_: which mapping table and thread,
+  // the kernel ips, the user pcs, and which user frames (past the first)
+  // are not return addresses (after a signal frame): everything
+  // AddSample's result depends on.
+  void RawKey(const UnwoundSample& s) {
+    raw_.clear();
+    auto [comm, added] = comm_ids_.try_emplace(s.comm, comm_ids_.size());
+    raw_.insert(raw_.end(), {s.target_id, s.pid, s.tid, comm->second, s.kernel.size(),
+                             s.thread.frames.size()});
+    raw_.insert(raw_.end(), s.kernel.begin(), s.kernel.end());
+    for (const unwinder::Frame& f : s.thread.frames) raw_.push_back(f.pc);
+    for (size_t i = 1; i < s.thread.frames.size(); ++i) {
+      if (s.thread.frames[i].method == unwinder::Method::kSignal) raw_.push_back(i);
+    }
+  }
+
+  struct RawHash {
+    using is_transparent = void;
+    size_t operator()(absl::Span<const uint64_t> words) const {
+      return absl::HashOf(words);
+    }
+  };
+  struct RawEq {
+    using is_transparent = void;
+    bool operator()(absl::Span<const uint64_t> a, absl::Span<const uint64_t> b) const {
+      return a == b;
+    }
+  };
+
   // The profile's module for `address` (a lookup address) of `s`: the
   // mapping that holds it, or kNoModule.
   int ModuleOf(const UnwoundSample& s, const unwinder::Frame& f, uint64_t address) {
@@ -237,6 +300,9 @@ class ProfileSink : public SampleSink {
   std::unique_ptr<profile::Profile> profile_;
   absl::flat_hash_map<std::pair<uint64_t, size_t>, int> modules_;
   std::vector<profile::Frame> frames_, kernel_;
+  absl::flat_hash_map<std::string, uint64_t> comm_ids_;
+  absl::flat_hash_map<std::vector<uint64_t>, size_t, RawHash, RawEq> raw_stacks_;
+  std::vector<uint64_t> raw_;  // RawKey's scratch
 };
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include <memory>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "service/cli/args.h"
 #include "service/cli/perf/sample_pipeline.h"
 
@@ -37,9 +38,11 @@ class SampleSink {
   // samples are dropped and Finish returns it.
   virtual void Add(const UnwoundSample& sample) = 0;
   // A sink whose formatting can run on the pipeline's workers returns
-  // their formatters (PipelineOptions::worker_formatter); Add then only
-  // writes each sample's text. Null: Add formats.
+  // their formatters (PipelineOptions::worker_formatter); the pipeline
+  // then hands it each batch's text through AddText instead of samples
+  // through Add. Null: Add formats.
   virtual SampleFormatterFactory WorkerFormatter() { return nullptr; }
+  virtual void AddText(absl::string_view text) {}
   // `info` goes into the profile formats' header.
   virtual absl::Status Finish(const struct ProfileInfo& info) = 0;
 };

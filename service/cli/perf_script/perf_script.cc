@@ -33,56 +33,48 @@ char* WriteHex16(char* p, uint64_t v) {
   return p + 16;
 }
 
-// Appends "%16x": the hot loop of perf-script output, without a format
-// parser.
-void AppendHex16(uint64_t v, std::string* out) {
-  const size_t at = out->size();
-  out->resize(at + 16);
-  WriteHex16(out->data() + at, v);
-}
-
 // "%<width>u" with zero or space padding.
-void AppendDecimal(uint64_t v, int width, char pad, std::string* out) {
+void AppendDecimal(uint64_t v, int width, char pad, TextBuffer* out) {
   char buf[20];
   int n = 0;
   do {
     buf[19 - n++] = static_cast<char>('0' + v % 10);
     v /= 10;
   } while (v != 0);
-  if (width > n) out->append(width - n, pad);
-  out->append(buf + 20 - n, n);
+  if (width > n) std::memset(out->Extend(width - n), pad, width - n);
+  out->Append(absl::string_view(buf + 20 - n, n));
 }
 
 }  // namespace
 
 std::string FormatPerfScriptHeader(const PerfScriptHeader& h) {
-  std::string out;
+  TextBuffer out;
   AppendPerfScriptHeader(h, &out);
-  return out;
+  return std::string(out.view());
 }
 
-void AppendPerfScriptHeader(const PerfScriptHeader& h, std::string* out) {
+void AppendPerfScriptHeader(const PerfScriptHeader& h, TextBuffer* out) {
   // builtin-script.c perf_sample__fprintf_start (perf 6.1): "%s " for the
   // comm when callchains are printed, "%5d " tid, "[%03d] " cpu, the time
   // as "%5lu.%06lu: " (microseconds), then process_event's "%10lu "
   // period and "%s: " event name.
-  out->append(h.comm);
+  out->Append(h.comm);
   out->push_back(' ');
   AppendDecimal(h.tid, 5, ' ', out);
   out->push_back(' ');
   if (h.cpu.has_value()) {
     out->push_back('[');
     AppendDecimal(*h.cpu, 3, '0', out);
-    out->append("] ");
+    out->Append("] ");
   }
   AppendDecimal(h.time_ns / 1000000000, 5, ' ', out);
   out->push_back('.');
   AppendDecimal((h.time_ns % 1000000000) / 1000, 6, '0', out);
-  out->append(": ");
+  out->Append(": ");
   AppendDecimal(h.period, 10, ' ', out);
   out->push_back(' ');
-  out->append(h.event);
-  out->append(": \n");
+  out->Append(h.event);
+  out->Append(": \n");
 }
 
 PerfScriptMappings::PerfScriptMappings(absl::Span<const proc::Mapping> mappings) {
@@ -124,15 +116,16 @@ PerfFrameAddress PerfScriptMappings::AddressWithHint(absl::Span<const unwinder::
 
 std::string FormatPerfScriptFrames(const unwinder::ThreadStack& stack,
                                    absl::Span<const proc::Mapping> mappings) {
-  std::string out;
+  TextBuffer out;
   AppendPerfScriptFrames(stack, PerfScriptMappings(mappings), &out);
-  return out;
+  return std::string(out.view());
 }
 
 void AppendPerfScriptFrames(const unwinder::ThreadStack& stack,
-                            const PerfScriptMappings& mappings, std::string* out) {
+                            const PerfScriptMappings& mappings, TextBuffer* out) {
   // This runs for every frame of every sample: the addresses first, then
-  // one resize to the exact length and the lines written through a pointer.
+  // the buffer extended once by the exact length and the lines written
+  // through a pointer.
   constexpr absl::string_view kMiddle = " [unknown] (";
   constexpr size_t kFixed = 1 + 16 + kMiddle.size() + 2;  // "\t", "%16x", ..., ")\n"
   thread_local std::vector<PerfFrameAddress> addresses;
@@ -143,9 +136,7 @@ void AppendPerfScriptFrames(const unwinder::ThreadStack& stack,
     addresses.push_back(mappings.AddressWithHint(stack.frames, i, &hint));
     length += kFixed + addresses.back().dso.size();
   }
-  const size_t old_size = out->size();
-  out->resize(old_size + length);
-  char* p = out->data() + old_size;
+  char* p = out->Extend(length);
   for (const PerfFrameAddress& a : addresses) {
     *p++ = '\t';
     p = WriteHex16(p, a.address);
@@ -159,16 +150,18 @@ void AppendPerfScriptFrames(const unwinder::ThreadStack& stack,
 }
 
 std::string FormatPerfScriptKernelFrames(absl::Span<const uint64_t> ips) {
-  std::string out;
+  TextBuffer out;
   AppendPerfScriptKernelFrames(ips, &out);
-  return out;
+  return std::string(out.view());
 }
 
-void AppendPerfScriptKernelFrames(absl::Span<const uint64_t> ips, std::string* out) {
+void AppendPerfScriptKernelFrames(absl::Span<const uint64_t> ips, TextBuffer* out) {
+  constexpr absl::string_view kRest = " [unknown] ([kernel.kallsyms])\n";
   for (uint64_t ip : ips) {
-    out->push_back('\t');
-    AppendHex16(ip, out);
-    out->append(" [unknown] ([kernel.kallsyms])\n");
+    char* p = out->Extend(1 + 16 + kRest.size());
+    *p++ = '\t';
+    p = WriteHex16(p, ip);
+    std::memcpy(p, kRest.data(), kRest.size());
   }
 }
 

@@ -40,6 +40,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "proc/maps.h"
+#include "service/cli/perf_script/text_buffer.h"
 #include "unwinder/unwinder.h"
 
 namespace unwindd::cli {
@@ -55,7 +56,7 @@ struct PerfScriptHeader {
 
 // "comm tid [cpu] sec.usec: period event: \n"
 std::string FormatPerfScriptHeader(const PerfScriptHeader& h);
-void AppendPerfScriptHeader(const PerfScriptHeader& h, std::string* out);
+void AppendPerfScriptHeader(const PerfScriptHeader& h, TextBuffer* out);
 
 // The address perf script prints for frame `i` of `frames` and the DSO
 // name it prints with it ("[unknown]" outside every mapping).
@@ -87,7 +88,7 @@ class PerfScriptMappings {
   PerfFrameAddress AddressWithHint(absl::Span<const unwinder::Frame> frames, size_t i,
                                    const Entry** hint) const;
   friend void AppendPerfScriptFrames(const unwinder::ThreadStack& stack,
-                                     const PerfScriptMappings& mappings, std::string* out);
+                                     const PerfScriptMappings& mappings, TextBuffer* out);
   std::vector<Entry> entries_;
 };
 
@@ -95,13 +96,13 @@ class PerfScriptMappings {
 std::string FormatPerfScriptFrames(const unwinder::ThreadStack& stack,
                                    absl::Span<const proc::Mapping> mappings);
 void AppendPerfScriptFrames(const unwinder::ThreadStack& stack,
-                            const PerfScriptMappings& mappings, std::string* out);
+                            const PerfScriptMappings& mappings, TextBuffer* out);
 
 // Kernel callchain entries (PERF_SAMPLE_CALLCHAIN below
 // PERF_CONTEXT_USER, markers removed) the way perf prints them above the
 // user frames: "\t%16x [unknown] ([kernel.kallsyms])\n".
 std::string FormatPerfScriptKernelFrames(absl::Span<const uint64_t> ips);
-void AppendPerfScriptKernelFrames(absl::Span<const uint64_t> ips, std::string* out);
+void AppendPerfScriptKernelFrames(absl::Span<const uint64_t> ips, TextBuffer* out);
 
 }  // namespace unwindd::cli
 

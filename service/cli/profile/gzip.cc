@@ -29,7 +29,10 @@ absl::Status ZlibError(const char* what, int code, const z_stream& zs) {
 
 absl::StatusOr<std::string> GzipCompress(absl::string_view data) {
   z_stream zs{};
-  int rc = deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, kGzipWindowBits,
+  // Level 1, as Go's runtime/pprof writes its profiles (gzip.BestSpeed):
+  // a profile is mostly varints that compress well at any level, and the
+  // default level cost more than the rest of writing it.
+  int rc = deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, kGzipWindowBits,
                         /*memLevel=*/8, Z_DEFAULT_STRATEGY);
   if (rc != Z_OK) return ZlibError("deflateInit2", rc, zs);
   std::string out;

@@ -101,7 +101,7 @@ void Profile::KernelModule(uint64_t lo, uint64_t hi) {
 absl::Status Profile::AddSample(const ThreadLabels& thread,
                                 absl::Span<const Frame> user_frames,
                                 absl::Span<const Frame> kernel_frames,
-                                const SampleValues& values) {
+                                const SampleValues& values, size_t* stack) {
   // Everything is checked before anything changes, so that a failed call
   // leaves the profile as it was.
   if (values.count < 0 || values.weight < 0) {
@@ -169,6 +169,7 @@ absl::Status Profile::AddSample(const ThreadLabels& thread,
       sum.weight += values.weight;
       totals_.count += values.count;
       totals_.weight += values.weight;
+      if (stack != nullptr) *stack = it->second;
       return absl::OkStatus();
     }
   }
@@ -212,6 +213,7 @@ absl::Status Profile::AddSample(const ThreadLabels& thread,
   intern(user_frames, /*kernel=*/false);
   auto [stack_it, inserted] =
       stack_index_.try_emplace(std::move(key), samples_.size());
+  if (stack != nullptr) *stack = stack_it->second;
   if (inserted) {
     samples_.push_back({&stack_it->first, values});
   } else {  // not reached: the probe above found every known stack
@@ -219,6 +221,27 @@ absl::Status Profile::AddSample(const ThreadLabels& thread,
     sum.count += values.count;
     sum.weight += values.weight;
   }
+  totals_.count += values.count;
+  totals_.weight += values.weight;
+  return absl::OkStatus();
+}
+
+absl::Status Profile::AddToStack(size_t stack, const SampleValues& values) {
+  if (stack >= samples_.size()) {
+    return absl::OutOfRangeError(absl::StrFormat("no stack %u", stack));
+  }
+  if (values.count < 0 || values.weight < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("negative sample values (count %d, weight %d)",
+                        values.count, values.weight));
+  }
+  if (AddOverflows(totals_.count, values.count) ||
+      AddOverflows(totals_.weight, values.weight)) {
+    return absl::OutOfRangeError("sample values overflow int64");
+  }
+  SampleValues& sum = samples_[stack].values;
+  sum.count += values.count;
+  sum.weight += values.weight;
   totals_.count += values.count;
   totals_.weight += values.weight;
   return absl::OkStatus();

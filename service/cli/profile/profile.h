@@ -186,10 +186,17 @@ class Profile {
   // are newer than the user frames, so they go before them. A kernel frame
   // with kNoModule is put in a "[kernel.kallsyms]" module spanning every
   // such address.
+  // `stack`, when given, receives the index in samples() of the stack the
+  // sample went to, for AddToStack.
   absl::Status AddSample(const ThreadLabels& thread,
                          absl::Span<const Frame> user_frames,
                          absl::Span<const Frame> kernel_frames,
-                         const SampleValues& values);
+                         const SampleValues& values, size_t* stack = nullptr);
+  // Another sample of the stack samples()[stack] (an index AddSample gave):
+  // what a caller that recognises a stack it has seen before calls, at the
+  // cost of no frame lookups. OutOfRange for an unknown index, or if the
+  // sums would overflow.
+  absl::Status AddToStack(size_t stack, const SampleValues& values);
 
   const ValueType& weight_type() const { return weight_type_; }
   const std::vector<Module>& modules() const { return modules_; }

@@ -108,6 +108,34 @@ TEST(ProfileTest, IdenticalStacksMerge) {
       (std::vector<Location>{{0x1234, exe, false}, {0x10ff, exe, false}}));
 }
 
+TEST(ProfileTest, AddToStackAddsToTheStackAddSampleNamed) {
+  Profile p;
+  const int exe = *p.AddModule(Exe());
+  const Frame a[] = {{.address = 0x1000, .module = exe}};
+  const Frame b[] = {{.address = 0x1800, .module = exe}};
+  const ThreadLabels t{.pid = 1, .tid = 1, .comm = "x"};
+  size_t sa = 99, sb = 99, again = 99;
+  ASSERT_TRUE(p.AddSample(t, a, {}, {.count = 1, .weight = 10}, &sa).ok());
+  ASSERT_TRUE(p.AddSample(t, b, {}, {.count = 1, .weight = 20}, &sb).ok());
+  ASSERT_TRUE(p.AddSample(t, a, {}, {.count = 1, .weight = 10}, &again).ok());
+  EXPECT_EQ(sa, 0u);
+  EXPECT_EQ(sb, 1u);
+  EXPECT_EQ(again, sa);
+  ASSERT_TRUE(p.AddToStack(sb, {.count = 2, .weight = 40}).ok());
+  EXPECT_EQ(p.samples()[1].values.count, 3);
+  EXPECT_EQ(p.samples()[1].values.weight, 60);
+  EXPECT_EQ(p.totals().count, 5);
+  EXPECT_EQ(p.totals().weight, 80);
+  // Unknown stacks, negative values and overflow change nothing.
+  EXPECT_EQ(p.AddToStack(2, {.count = 1, .weight = 1}).code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(p.AddToStack(0, {.count = -1, .weight = 1}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(p.AddToStack(0, {.count = 1, .weight = std::numeric_limits<int64_t>::max()}).code(),
+            absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(p.totals().count, 5);
+  EXPECT_EQ(p.samples()[0].values.count, 2);
+}
+
 TEST(ProfileTest, ReturnAddressAndExactPcShareALocation) {
   Profile p;
   const int exe = *p.AddModule(Exe());
