@@ -9,7 +9,9 @@
 // Binaries and fixtures are copied to a /tmp directory: Bazel's runfiles
 // live under /root, which the other uids cannot enter.
 #include <dirent.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -167,8 +169,19 @@ class PrivilegeTest : public ::testing::Test {
   }
 
   // unwindd as the unit runs it, with `caps` (CAP_* names) for both the
-  // ambient and the bounding set, on a socket it inherits.
-  void StartDaemon(const std::vector<std::string>& caps) {
+  // ambient and the bounding set, on a socket it inherits, and on `extra`
+  // (named "extra") after it.
+  void StartDaemon(const std::vector<std::string>& caps, int extra = -1) {
+    ASSERT_NO_FATAL_FAILURE(Spawn(caps, extra));
+    for (int i = 0; i < 1000 && !absl::StrContains(Stderr(), "listening on"); ++i) {
+      int status;
+      ASSERT_NE(waitpid(pid_, &status, WNOHANG), pid_) << "unwindd exited: " << Stderr();
+      usleep(20000);
+    }
+    ASSERT_TRUE(absl::StrContains(Stderr(), "listening on")) << Stderr();
+  }
+
+  void Spawn(const std::vector<std::string>& caps, int extra) {
     // What unwindd.socket does: root-owned, group unwindd, 0660, listening.
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     ASSERT_GE(fd, 0);
@@ -204,22 +217,21 @@ class PrivilegeTest : public ::testing::Test {
       dup2(err, STDERR_FILENO);
       // sd_listen_fds(3): the socket is fd 3, for the pid that execs (setpriv
       // execs unwindd in the same process).
+      if (extra == 3) extra = dup(extra);
       if (fd != 3) dup2(fd, 3);
       fcntl(3, F_SETFD, 0);
+      if (extra >= 0) {
+        dup2(extra, 4);
+        fcntl(4, F_SETFD, 0);
+      }
       setenv("LISTEN_PID", std::to_string(getpid()).c_str(), 1);
-      setenv("LISTEN_FDS", "1", 1);
-      setenv("LISTEN_FDNAMES", "unwindd", 1);
+      setenv("LISTEN_FDS", extra >= 0 ? "2" : "1", 1);
+      setenv("LISTEN_FDNAMES", extra >= 0 ? "unwindd:extra" : "unwindd", 1);
       execv(args[0], args.data());
       _exit(127);
     }
     close(err);
     close(fd);  // unwindd has it now
-    for (int i = 0; i < 1000 && !absl::StrContains(Stderr(), "listening on"); ++i) {
-      int status;
-      ASSERT_NE(waitpid(pid_, &status, WNOHANG), pid_) << "unwindd exited: " << Stderr();
-      usleep(20000);
-    }
-    ASSERT_TRUE(absl::StrContains(Stderr(), "listening on")) << Stderr();
   }
 
   std::string Stderr() const { return ReadFile(stderr_); }
@@ -375,6 +387,49 @@ TEST_F(PrivilegeTest, SaysWhatAMissingCapabilityCosts) {
   EXPECT_TRUE(absl::StrContains(modules[0], "Permission denied")) << modules[0];
   EXPECT_EQ(Client(kOwner, "core", own_dir_ + "/fixture"), "PERMISSION_DENIED frames=0\n");
   EXPECT_EQ(CountOf(Stderr(), "unwindd: without "), 3);  // said once, not per request
+}
+
+// An inherited TCP socket is served too, its callers without identity (as
+// on a --listen=tcp: port): no processes for them.
+TEST_F(PrivilegeTest, InheritedTcpSocketServesCallersWithoutIdentity) {
+  int tcp = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(tcp, 0);
+  sockaddr_in in{};
+  in.sin_family = AF_INET;
+  in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(in);
+  ASSERT_EQ(bind(tcp, reinterpret_cast<sockaddr*>(&in), sizeof(in)), 0);
+  ASSERT_EQ(listen(tcp, 16), 0);
+  ASSERT_EQ(getsockname(tcp, reinterpret_cast<sockaddr*>(&in), &len), 0);
+  const std::string port = absl::StrCat(ntohs(in.sin_port));
+  StartDaemon(UnitValues(unit_, "AmbientCapabilities"), tcp);
+  close(tcp);
+  EXPECT_TRUE(absl::StrContains(Stderr(), "listening on tcp:127.0.0.1:" + port + " (from systemd, extra)"))
+      << Stderr();
+  harness::RunningProgram owned = StartAsOwner(own_dir_ + "/fixture");
+  const std::string pid = absl::StrCat(owned.pid());
+  absl::StatusOr<harness::ToolOutput> out =
+      harness::RunTool({client_, "127.0.0.1:" + port, "process", pid}, absl::Seconds(60));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->stdout_text, "PERMISSION_DENIED frames=0\n") << out->stderr_text;
+  EXPECT_TRUE(absl::StrContains(Stderr(), "\"caller\": \"tcp=ipv4:127.0.0.1:")) << Stderr();
+  // The Unix socket beside it still knows its callers.
+  EXPECT_TRUE(absl::StartsWith(Client(kOwner, "process", pid), "OK frames="));
+}
+
+// Anything but a listening stream socket is refused at start, saying which.
+TEST_F(PrivilegeTest, RefusesAnInheritedFdItCannotServe) {
+  int unlistened = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(unlistened, 0);
+  ASSERT_NO_FATAL_FAILURE(Spawn({"CAP_SYS_PTRACE"}, unlistened));
+  close(unlistened);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid_, &status, 0), pid_);
+  pid_ = -1;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+  EXPECT_TRUE(absl::StrContains(Stderr(), "inherited fd 4 (socket activation, LISTEN_FDS) is a "
+                                          "stream socket that is not listening"))
+      << Stderr();
 }
 
 // Started as full root (README's `sudo unwindd`), unwindd keeps only what
