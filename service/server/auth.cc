@@ -1,5 +1,8 @@
 #include "service/server/auth.h"
 
+#include <arpa/inet.h>
+#include <linux/capability.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -17,12 +20,21 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "proc/procfs.h"
+#include "service/server/capabilities.h"
 
 namespace unwindd::service {
 namespace {
 
 // The kernel's own limit on supplementary groups (NGROUPS_MAX).
 constexpr size_t kMaxGroups = 65536;
+
+// Taking a caller's filesystem identity needs CAP_SETUID (setfsuid to
+// another uid) and CAP_SETGID (setfsgid, setgroups): root has them, and
+// unwindd's own user gets them from its unit (capabilities.h).
+bool CanSwitchIdentity(CapabilityMask effective) {
+  constexpr CapabilityMask kNeed = CapabilityBit(CAP_SETUID) | CapabilityBit(CAP_SETGID);
+  return (effective & kNeed) == kNeed;
+}
 
 uid_t CurrentFsuid() { return static_cast<uid_t>(syscall(SYS_setfsuid, -1)); }
 gid_t CurrentFsgid() { return static_cast<gid_t>(syscall(SYS_setfsgid, -1)); }
@@ -67,31 +79,46 @@ std::vector<gid_t> OwnGroups() {
 }  // namespace
 
 ScopedOwnFsIdentity::ScopedOwnFsIdentity() {
-  if (geteuid() != 0) return;
+  absl::StatusOr<ThreadCapabilities> caps = GetThreadCapabilities();
+  if (!caps.ok()) return;
   const uid_t uid = geteuid();
   const gid_t gid = getegid();
-  if (CurrentFsuid() == uid && CurrentFsgid() == gid) return;
+  if (CurrentFsuid() == uid && CurrentFsgid() == gid &&
+      caps->effective == caps->permitted) {
+    return;  // not inside a ScopedFsIdentity
+  }
+  // unwindd's capabilities first (ScopedFsIdentity emptied the effective
+  // set; raising it from the permitted set needs none): switching back
+  // needs CAP_SETUID and CAP_SETGID.
+  saved_effective_ = caps->effective;
+  raised_ = caps->effective != caps->permitted &&
+            SetThreadEffectiveCapabilities(caps->permitted).ok();
+  if (!CanSwitchIdentity(caps->permitted)) return;
   absl::StatusOr<std::vector<gid_t>> groups = ThreadGroups();
   if (!groups.ok()) return;
   saved_groups_ = *std::move(groups);
   saved_fsuid_ = CurrentFsuid();
   saved_fsgid_ = CurrentFsgid();
   switched_ = true;
-  // Back to root: uid first, which restores the filesystem capabilities
-  // the groups call does not need anyway (CAP_SETGID is not one).
+  // Back to unwindd's own: uid first, which for a root unwindd restores the
+  // filesystem capabilities (the kernel raises them when fsuid becomes 0).
   syscall(SYS_setfsuid, uid);
   syscall(SYS_setfsgid, gid);
   SetThreadGroups(OwnGroups());
 }
 
 ScopedOwnFsIdentity::~ScopedOwnFsIdentity() {
-  if (!switched_) return;
-  // Groups before giving up root's fsuid, as ScopedFsIdentity does.
-  SetThreadGroups(saved_groups_);
-  syscall(SYS_setfsgid, saved_fsgid_);
-  syscall(SYS_setfsuid, saved_fsuid_);
-  if (CurrentFsuid() != saved_fsuid_ || CurrentFsgid() != saved_fsgid_) {
-    std::fprintf(stderr, "unwindd: cannot restore a worker's file identity\n");
+  if (switched_) {
+    // Groups before giving up root's fsuid, as ScopedFsIdentity does.
+    SetThreadGroups(saved_groups_);
+    syscall(SYS_setfsgid, saved_fsgid_);
+    syscall(SYS_setfsuid, saved_fsuid_);
+    if (CurrentFsuid() != saved_fsuid_ || CurrentFsgid() != saved_fsgid_) {
+      std::fprintf(stderr, "unwindd: cannot restore a worker's file identity\n");
+    }
+  }
+  if (raised_ && !SetThreadEffectiveCapabilities(saved_effective_).ok()) {
+    std::fprintf(stderr, "unwindd: cannot drop a worker's capabilities again\n");
   }
 }
 
@@ -123,6 +150,32 @@ absl::StatusOr<PeerRegistry::Peer> PeerRegistry::ReadPeer(int fd) {
       return absl::ErrnoToStatus(errno, "getsockopt(SO_PEERGROUPS)");
     }
     groups.resize(len / sizeof(gid_t));
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) return absl::ErrnoToStatus(errno, "fstat(socket)");
+  p.socket_inode = st.st_ino;
+  return p;
+}
+
+absl::StatusOr<PeerRegistry::Peer> PeerRegistry::ReadTcpPeer(int fd) {
+  Peer p;
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    return absl::ErrnoToStatus(errno, "getpeername");
+  }
+  char host[INET6_ADDRSTRLEN] = {};
+  if (addr.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&addr);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+    p.tcp_address = absl::StrCat("ipv4:", host, ":", ntohs(in->sin_port));
+  } else if (addr.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&addr);
+    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+    p.tcp_address = absl::StrCat("ipv6:[", host, "]:", ntohs(in6->sin6_port));
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a connection of family ", addr.ss_family, " is not TCP"));
   }
   struct stat st;
   if (fstat(fd, &st) != 0) return absl::ErrnoToStatus(errno, "fstat(socket)");
@@ -176,6 +229,13 @@ absl::StatusOr<Caller> PeerRegistry::Identify(absl::string_view grpc_peer,
         absl::StrCat("no credentials recorded for peer '", grpc_peer, "'"));
   }
   const Peer& p = it->second;
+  if (!p.tcp_address.empty()) {
+    // Accepted by unwindd on an inherited TCP socket: as gRPC's TCP peers.
+    c.transport = Caller::Transport::kTcp;
+    c.peer = p.tcp_address;
+    c.unrestricted = allow_tcp_unwind_any;
+    return c;
+  }
   c.transport = Caller::Transport::kUnix;
   c.uid = p.uid;
   c.gid = p.gid;
@@ -238,13 +298,19 @@ ScopedFsIdentity::ScopedFsIdentity(const Caller& caller) {
   const bool tcp = caller.transport == Caller::Transport::kTcp;
   const uid_t uid = tcp ? kNobodyUid : caller.uid;
   const gid_t gid = tcp ? kNobodyGid : caller.gid;
-  if (geteuid() != 0) {
-    // Without CAP_SETUID we cannot take anyone's identity; our own uid's
-    // callers may still use files we open as ourselves.
+  absl::StatusOr<ThreadCapabilities> caps = GetThreadCapabilities();
+  if (!caps.ok()) {
+    status_ = caps.status();
+    return;
+  }
+  if (!CanSwitchIdentity(caps->effective)) {
+    // Without CAP_SETUID and CAP_SETGID we cannot take anyone's identity;
+    // our own uid's callers may still use files we open as ourselves.
     if (uid != geteuid()) {
       status_ = absl::PermissionDeniedError(absl::StrFormat(
-          "unwindd is not running as root, so it cannot open files as uid %d",
-          uid));
+          "unwindd runs without CAP_SETUID and CAP_SETGID (as uid %d), so it "
+          "cannot open files as uid %d",
+          geteuid(), uid));
     }
     return;
   }
@@ -256,13 +322,22 @@ ScopedFsIdentity::ScopedFsIdentity(const Caller& caller) {
   saved_groups_ = *std::move(groups);
   saved_fsuid_ = CurrentFsuid();
   saved_fsgid_ = CurrentFsgid();
+  saved_effective_ = caps->effective;
   switched_ = true;
   // Groups and gid first: once fsuid is not 0 the kernel drops the
   // filesystem capabilities, but CAP_SETGID is not one of them either way.
   std::vector<gid_t> want = tcp ? std::vector<gid_t>{} : caller.groups;
   syscall(SYS_setfsgid, gid);
   syscall(SYS_setfsuid, uid);
-  if (!SetThreadGroups(want) || CurrentFsgid() != gid || CurrentFsuid() != uid) {
+  bool ok = SetThreadGroups(want) && CurrentFsgid() == gid && CurrentFsuid() == uid;
+  // Then no capability at all while acting for the caller. The kernel
+  // drops only the filesystem ones when fsuid leaves 0, and none for an
+  // unwindd running as its own user (its fsuid never was 0): its
+  // CAP_DAC_READ_SEARCH would read any file, and CAP_SYS_PTRACE (with
+  // CAP_CHECKPOINT_RESTORE) would let a caller's path go through another
+  // user's /proc/PID/root or /proc/PID/map_files.
+  ok = SetThreadEffectiveCapabilities(0).ok() && ok;
+  if (!ok) {
     status_ = absl::InternalError(absl::StrFormat(
         "cannot switch to the filesystem identity of uid %d gid %d", uid, gid));
   }
@@ -270,9 +345,11 @@ ScopedFsIdentity::ScopedFsIdentity(const Caller& caller) {
 
 ScopedFsIdentity::~ScopedFsIdentity() {
   if (!switched_) return;
+  // Capabilities back first: setfsuid to another uid needs CAP_SETUID.
+  bool ok = SetThreadEffectiveCapabilities(saved_effective_).ok();
   syscall(SYS_setfsuid, saved_fsuid_);
   syscall(SYS_setfsgid, saved_fsgid_);
-  if (!SetThreadGroups(saved_groups_) || CurrentFsuid() != saved_fsuid_) {
+  if (!ok || !SetThreadGroups(saved_groups_) || CurrentFsuid() != saved_fsuid_) {
     // The thread keeps a less privileged identity: later requests on it
     // fail to open files, which is safe; say so loudly.
     std::fprintf(stderr, "unwindd: cannot restore a worker's file identity\n");

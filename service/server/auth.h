@@ -13,7 +13,8 @@
 // cannot be reused by another connection while a call on it is running (the
 // call holds the transport, which holds the fd), so "fd:N" -> credentials
 // is exact for the call's lifetime. TCP peers ("ipv4:..."/"ipv6:...") carry
-// no identity.
+// no identity; nor do TCP connections unwindd accepted itself on a socket
+// inherited from systemd (listener.h), recorded here by fd as TCP peers.
 #ifndef UNWINDD_SERVICE_SERVER_AUTH_H_
 #define UNWINDD_SERVICE_SERVER_AUTH_H_
 
@@ -60,10 +61,15 @@ class PeerRegistry {
     gid_t gid = 0;
     std::vector<gid_t> groups;
     ino_t socket_inode = 0;  // to tell a reused fd number from ours
+    // Set for a TCP connection (no credentials): its address as gRPC names
+    // TCP peers, "ipv4:127.0.0.1:5555" or "ipv6:[::1]:5555".
+    std::string tcp_address;
   };
 
-  // Reads the credentials of the connected socket `fd`.
+  // Reads the credentials of the connected Unix socket `fd`.
   static absl::StatusOr<Peer> ReadPeer(int fd);
+  // Reads the address of the connected TCP socket `fd`.
+  static absl::StatusOr<Peer> ReadTcpPeer(int fd);
 
   void Add(int fd, Peer peer);
   // Forgets entries whose fd no longer refers to the socket they were
@@ -97,9 +103,11 @@ absl::StatusOr<memory::ScopedFd> OpenAsCaller(const Caller& caller,
                                               const std::string& path);
 
 // Switches this thread's filesystem identity to `caller`'s for its
-// lifetime (a no-op for unrestricted callers). Files opened meanwhile are
-// checked by the kernel as the caller. ok() is false if the switch failed
-// (e.g. unwindd is not root); then nothing must be opened on its behalf.
+// lifetime (a no-op for unrestricted callers), and empties the thread's
+// effective capabilities meanwhile. Files opened meanwhile are checked by
+// the kernel as the caller. ok() is false if the switch failed (e.g.
+// unwindd lacks CAP_SETUID/CAP_SETGID and the caller is another uid); then
+// nothing must be opened on its behalf.
 class ScopedFsIdentity {
  public:
   explicit ScopedFsIdentity(const Caller& caller);
@@ -114,14 +122,15 @@ class ScopedFsIdentity {
   uid_t saved_fsuid_ = 0;
   gid_t saved_fsgid_ = 0;
   std::vector<gid_t> saved_groups_;
+  uint64_t saved_effective_ = 0;  // capabilities, capabilities.h
   absl::Status status_;
 };
 
 // The opposite, inside a ScopedFsIdentity: this thread's filesystem
-// identity back to unwindd's own (its effective uid and gid and the main
-// thread's groups) for its lifetime. For what belongs to unwindd rather
-// than to the caller: its debuginfod cache (README "Binaries from
-// elsewhere"). A no-op when unwindd is not root (it never switched).
+// identity back to unwindd's own (its effective uid and gid, the main
+// thread's groups and its capabilities) for its lifetime. For what belongs
+// to unwindd rather than to the caller: its debuginfod cache (README
+// "Binaries from elsewhere"). A no-op outside a ScopedFsIdentity.
 class ScopedOwnFsIdentity {
  public:
   ScopedOwnFsIdentity();
@@ -131,9 +140,11 @@ class ScopedOwnFsIdentity {
 
  private:
   bool switched_ = false;
+  bool raised_ = false;  // the effective capabilities were raised
   uid_t saved_fsuid_ = 0;
   gid_t saved_fsgid_ = 0;
   std::vector<gid_t> saved_groups_;
+  uint64_t saved_effective_ = 0;
 };
 
 }  // namespace unwindd::service

@@ -15,7 +15,8 @@ namespace unwindd::service {
 
 const char kServerUsage[] =
     "usage: unwindd [--listen=unix:PATH | --listen=tcp:HOST:PORT]...\n"
-    "  --listen=unix:PATH          Unix socket (default unix:/run/unwindd.sock);\n"
+    "  --listen=unix:PATH          Unix socket (default unix:/run/unwindd.sock,\n"
+    "                              or the sockets systemd passes: LISTEN_FDS);\n"
     "                              callers identified by SO_PEERCRED\n"
     "  --listen=tcp:HOST:PORT      TCP, only if asked for: callers have no uid and\n"
     "                              may not unwind processes unless\n"
@@ -24,6 +25,9 @@ const char kServerUsage[] =
     "  --socket-mode=0660          mode of the socket file (octal)\n"
     "  --socket-group=GROUP        group of the socket file\n"
     "  --max-connections=1024      Unix connections at once\n"
+    "  --keep-capabilities         keep every capability it starts with (default:\n"
+    "                              only cap_sys_ptrace, cap_setuid, cap_setgid,\n"
+    "                              cap_dac_read_search, cap_checkpoint_restore)\n"
     "  --workers=N                 unwinds running at once (default: CPUs, >= 2)\n"
     "  --max-queued=256            unwinds waiting; more get RESOURCE_EXHAUSTED\n"
     "  --request-timeout=30        seconds per request (per sample, per batch) at most\n"
@@ -83,6 +87,8 @@ absl::StatusOr<ServerFlags> ParseServerFlags(absl::Span<const absl::string_view>
       }
       l.address = std::string(a);
       f.listen.push_back(std::move(l));
+    } else if (a == "--keep-capabilities") {
+      f.keep_capabilities = true;
     } else if (a == "--allow-tcp-unwind-any") {
       f.service.allow_tcp_unwind_any = true;
     } else if (absl::ConsumePrefix(&a, "--socket-mode=")) {
@@ -161,6 +167,7 @@ absl::StatusOr<ServerFlags> ParseServerFlags(absl::Span<const absl::string_view>
       std::min(f.service.default_frames, f.service.max_frames);
   if (f.listen.empty()) {
     f.listen.push_back({ListenAddress::Kind::kUnix, "/run/unwindd.sock"});
+    f.listen_is_default = true;
   }
   return f;
 }

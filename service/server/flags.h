@@ -26,6 +26,12 @@ struct ListenAddress {
 
 struct ServerFlags {
   std::vector<ListenAddress> listen;  // default: unix:/run/unwindd.sock
+  // No --listen was given: `listen` holds the default, which sockets
+  // inherited from systemd replace (activation.h).
+  bool listen_is_default = false;
+  // Keep every capability unwindd starts with, rather than only those it
+  // needs (capabilities.h).
+  bool keep_capabilities = false;
   mode_t socket_mode = 0660;
   std::string socket_group;  // empty: the server's group
   size_t max_connections = 1024;

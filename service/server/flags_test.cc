@@ -17,6 +17,8 @@ TEST(ServerFlagsTest, DefaultsToTheUnixSocketOnly) {
   ASSERT_EQ(f->listen.size(), 1u);
   EXPECT_EQ(f->listen[0].kind, ListenAddress::Kind::kUnix);
   EXPECT_EQ(f->listen[0].address, "/run/unwindd.sock");
+  EXPECT_TRUE(f->listen_is_default);
+  EXPECT_FALSE(f->keep_capabilities);
   EXPECT_EQ(f->socket_mode, 0660u);
   EXPECT_FALSE(f->service.allow_tcp_unwind_any);
   EXPECT_GE(f->service.workers, 2);
@@ -29,9 +31,12 @@ TEST(ServerFlagsTest, ParsesEveryFlag) {
        "--request-timeout=5", "--max-frames=100", "--max-core-bytes=4096",
        "--max-stack-bytes=8192", "--max-samples-per-stream=9", "--max-connections=11",
        "--module-cache-bytes=1048576", "--request-log=none", "--drain-timeout=2",
-       "--max-mapping-tables=5", "--max-mapping-table-bytes=65536"});
+       "--max-mapping-tables=5", "--max-mapping-table-bytes=65536",
+       "--keep-capabilities"});
   ASSERT_TRUE(f.ok()) << f.status();
   ASSERT_EQ(f->listen.size(), 2u);
+  EXPECT_FALSE(f->listen_is_default);
+  EXPECT_TRUE(f->keep_capabilities);
   EXPECT_EQ(f->listen[1].kind, ListenAddress::Kind::kTcp);
   EXPECT_EQ(f->listen[1].address, "127.0.0.1:0");
   EXPECT_TRUE(f->service.allow_tcp_unwind_any);

@@ -1,6 +1,8 @@
 #include "service/server/listener.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -79,6 +81,16 @@ absl::StatusOr<std::unique_ptr<UnixListener>> UnixListener::Bind(
       new UnixListener(options, std::move(fd), std::move(wake), peers));
 }
 
+absl::StatusOr<std::unique_ptr<UnixListener>> UnixListener::Adopt(
+    memory::ScopedFd listen_fd, bool tcp, size_t max_connections, PeerRegistry* peers) {
+  Options options;  // no path: nothing of ours to remove at Stop()
+  options.max_connections = max_connections;
+  memory::ScopedFd wake(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!wake.valid()) return Errno("eventfd for inherited fd", std::to_string(listen_fd.get()));
+  return std::unique_ptr<UnixListener>(new UnixListener(
+      std::move(options), std::move(listen_fd), std::move(wake), peers, tcp));
+}
+
 UnixListener::~UnixListener() { Stop(); }
 
 void UnixListener::Start(grpc::Server* server, std::atomic<uint64_t>* connections) {
@@ -103,7 +115,8 @@ void UnixListener::AcceptLoop(grpc::Server* server,
       if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) usleep(10000);
       continue;
     }
-    absl::StatusOr<PeerRegistry::Peer> peer = PeerRegistry::ReadPeer(conn.get());
+    absl::StatusOr<PeerRegistry::Peer> peer = tcp_ ? PeerRegistry::ReadTcpPeer(conn.get())
+                                                   : PeerRegistry::ReadPeer(conn.get());
     if (!peer.ok()) continue;  // closes the connection
     if (peers_->size() >= options_.max_connections &&
         peers_->Prune() >= options_.max_connections) {
@@ -113,6 +126,11 @@ void UnixListener::AcceptLoop(grpc::Server* server,
     // without credentials.
     peers_->Add(conn.get(), *std::move(peer));
     if (connections != nullptr) ++*connections;
+    if (tcp_) {
+      // As gRPC sets on the connections of its own TCP ports.
+      int one = 1;
+      setsockopt(conn.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    }
     grpc::AddInsecureChannelFromFd(server, conn.release());
   }
 }
@@ -126,7 +144,7 @@ void UnixListener::Stop() {
   }
   if (thread_.joinable()) thread_.join();
   listen_fd_ = memory::ScopedFd();
-  unlink(options_.path.c_str());
+  if (!options_.path.empty()) unlink(options_.path.c_str());
 }
 
 }  // namespace unwindd::service

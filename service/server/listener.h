@@ -10,6 +10,11 @@
 //   (*l)->Start(server.get(), &stats.connections);
 //   ...
 //   (*l)->Stop();    // before server->Shutdown(): no fds handed to a dying server
+//
+// Sockets inherited from systemd (activation.h) are adopted rather than
+// bound: a Unix one is served exactly as above, a TCP one the same way
+// (gRPC 1.51 cannot take a listening fd) with its callers recorded as TCP
+// peers, which have no identity, as on gRPC's own TCP ports.
 #ifndef UNWINDD_SERVICE_SERVER_LISTENER_H_
 #define UNWINDD_SERVICE_SERVER_LISTENER_H_
 
@@ -43,6 +48,13 @@ class UnixListener {
   // socket) with `mode`, and listens.
   static absl::StatusOr<std::unique_ptr<UnixListener>> Bind(const Options& options,
                                                             PeerRegistry* peers);
+  // Serves an inherited listening socket (activation.h's checks passed):
+  // AF_UNIX unless `tcp`. Its file, if any, belongs to whoever made it
+  // (systemd): Stop() leaves it.
+  static absl::StatusOr<std::unique_ptr<UnixListener>> Adopt(memory::ScopedFd listen_fd,
+                                                             bool tcp,
+                                                             size_t max_connections,
+                                                             PeerRegistry* peers);
   ~UnixListener();
 
   // Accepts on a thread of its own until Stop().
@@ -52,17 +64,19 @@ class UnixListener {
 
  private:
   UnixListener(Options options, memory::ScopedFd listen_fd, memory::ScopedFd wake_fd,
-               PeerRegistry* peers)
+               PeerRegistry* peers, bool tcp = false)
       : options_(std::move(options)),
         listen_fd_(std::move(listen_fd)),
         wake_fd_(std::move(wake_fd)),
-        peers_(peers) {}
+        peers_(peers),
+        tcp_(tcp) {}
   void AcceptLoop(grpc::Server* server, std::atomic<uint64_t>* connections);
 
   const Options options_;
   memory::ScopedFd listen_fd_;
   memory::ScopedFd wake_fd_;  // an eventfd that ends AcceptLoop
   PeerRegistry* const peers_;
+  const bool tcp_;  // an adopted TCP socket: peers without identity
   std::thread thread_;
   bool stopped_ = false;
 };

@@ -10,6 +10,7 @@
 #include <grp.h>
 #include <malloc.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -22,6 +23,8 @@
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
+#include "service/server/activation.h"
+#include "service/server/capabilities.h"
 #include "service/server/flags.h"
 #include "service/server/health.h"
 #include "service/server/listener.h"
@@ -39,6 +42,31 @@ int Fail(absl::string_view msg) {
   return 1;
 }
 
+// Keeps only the capabilities unwindd needs (unless --keep-capabilities),
+// then says once what it runs with and what will not work for want of a
+// capability (README "Running as a service").
+absl::Status SetUpPrivileges(bool keep) {
+  using unwindd::service::CapabilitySets;
+  absl::StatusOr<CapabilitySets> before = unwindd::service::ReadCapabilities();
+  if (!before.ok()) return before.status();
+  if (!keep) {
+    absl::Status s = unwindd::service::DropUnneededCapabilities();
+    if (!s.ok()) return s;
+  }
+  absl::StatusOr<CapabilitySets> after = unwindd::service::ReadCapabilities();
+  if (!after.ok()) return after.status();
+  uint64_t dropped = before->effective & ~after->effective;
+  if (dropped != 0) {
+    std::fprintf(stderr, "unwindd: dropped capabilities it does not need: %s\n",
+                 unwindd::service::CapabilityNames(dropped).c_str());
+  }
+  for (const std::string& line :
+       unwindd::service::DescribePrivileges(geteuid(), getegid(), *after)) {
+    std::fprintf(stderr, "unwindd: %s\n", line.c_str());
+  }
+  return absl::OkStatus();
+}
+
 int Run(const unwindd::service::ServerFlags& flags) {
   if (flags.request_log == "none") {
     unwindd::service::SetRequestLogFile(nullptr);
@@ -53,14 +81,39 @@ int Run(const unwindd::service::ServerFlags& flags) {
     if (g == nullptr) return Fail(absl::StrCat("no group ", flags.socket_group));
     group = g->gr_gid;
   }
-  if (geteuid() != 0) {
-    std::fprintf(stderr,
-                 "unwindd: warning: not running as root; it can unwind only "
-                 "processes of uid %d\n",
-                 geteuid());
-  }
 
   unwindd::service::PeerRegistry peers;
+  // Listening sockets first, while unwindd has every capability it started
+  // with (chown to --socket-group, a stale socket file in /run) and still
+  // one thread (capability sets are per thread: SetUpPrivileges).
+  absl::StatusOr<std::vector<unwindd::service::InheritedSocket>> inherited =
+      unwindd::service::TakeInheritedSockets();
+  if (!inherited.ok()) return Fail(inherited.status().ToString());
+  std::vector<ListenAddress> listen = flags.listen;
+  if (!inherited->empty() && flags.listen_is_default) listen.clear();
+  std::vector<std::unique_ptr<unwindd::service::UnixListener>> listeners;
+  std::vector<std::string> where;  // what each listener serves, for the log
+  for (unwindd::service::InheritedSocket& s : *inherited) {
+    absl::StatusOr<std::unique_ptr<unwindd::service::UnixListener>> u =
+        unwindd::service::UnixListener::Adopt(std::move(s.fd), s.family != AF_UNIX,
+                                              flags.max_connections, &peers);
+    if (!u.ok()) return Fail(u.status().ToString());
+    listeners.push_back(*std::move(u));
+    where.push_back(absl::StrCat(s.address, " (from systemd",
+                                 s.name.empty() ? "" : ", " + s.name, ")"));
+  }
+  for (const ListenAddress& l : listen) {
+    if (l.kind != ListenAddress::Kind::kUnix) continue;
+    absl::StatusOr<std::unique_ptr<unwindd::service::UnixListener>> u =
+        unwindd::service::UnixListener::Bind(
+            {l.address, flags.socket_mode, group, flags.max_connections}, &peers);
+    if (!u.ok()) return Fail(u.status().ToString());
+    listeners.push_back(*std::move(u));
+    where.push_back(absl::StrCat("unix:", l.address));
+  }
+  absl::Status privileges = SetUpPrivileges(flags.keep_capabilities);
+  if (!privileges.ok()) return Fail(privileges.ToString());
+
   unwindd::service::UnwinderService service(flags.service, &peers);
   // Our own, synchronous health service (server_health.h says why).
   unwindd::service::HealthService health;
@@ -75,36 +128,25 @@ int Run(const unwindd::service::ServerFlags& flags) {
   grpc::ResourceQuota quota("unwindd");
   quota.SetMaxThreads(flags.service.workers * 4 + flags.service.max_queued / 4 + 16);
   builder.SetResourceQuota(quota);
-  std::vector<std::unique_ptr<unwindd::service::UnixListener>> listeners;
-  std::vector<int> tcp_ports(flags.listen.size(), 0);
-  for (size_t i = 0; i < flags.listen.size(); ++i) {
-    const ListenAddress& l = flags.listen[i];
-    if (l.kind == ListenAddress::Kind::kTcp) {
-      builder.AddListeningPort(l.address, grpc::InsecureServerCredentials(),
-                               &tcp_ports[i]);
-      continue;
-    }
-    absl::StatusOr<std::unique_ptr<unwindd::service::UnixListener>> u =
-        unwindd::service::UnixListener::Bind(
-            {l.address, flags.socket_mode, group, flags.max_connections}, &peers);
-    if (!u.ok()) return Fail(u.status().ToString());
-    listeners.push_back(*std::move(u));
+  std::vector<int> tcp_ports(listen.size(), 0);
+  for (size_t i = 0; i < listen.size(); ++i) {
+    if (listen[i].kind != ListenAddress::Kind::kTcp) continue;
+    builder.AddListeningPort(listen[i].address, grpc::InsecureServerCredentials(),
+                             &tcp_ports[i]);
   }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr) return Fail("cannot start the gRPC server");
-  for (size_t i = 0; i < flags.listen.size(); ++i) {
-    if (flags.listen[i].kind == ListenAddress::Kind::kTcp && tcp_ports[i] == 0) {
-      return Fail(absl::StrCat("cannot listen on tcp:", flags.listen[i].address));
+  for (size_t i = 0; i < listen.size(); ++i) {
+    if (listen[i].kind != ListenAddress::Kind::kTcp) continue;
+    if (tcp_ports[i] == 0) {
+      return Fail(absl::StrCat("cannot listen on tcp:", listen[i].address));
     }
+    where.push_back(absl::StrCat("tcp:", listen[i].address, " (port ", tcp_ports[i], ")"));
   }
   health.SetServingStatus("unwindd.v1.Unwinder", true);
   for (auto& l : listeners) l->Start(server.get(), &service.stats().connections);
-  for (size_t i = 0; i < flags.listen.size(); ++i) {
-    const ListenAddress& l = flags.listen[i];
-    std::string where = l.kind == ListenAddress::Kind::kUnix
-                            ? absl::StrCat("unix:", l.address)
-                            : absl::StrCat("tcp:", l.address, " (port ", tcp_ports[i], ")");
-    std::fprintf(stderr, "unwindd: listening on %s\n", where.c_str());
+  for (const std::string& w : where) {
+    std::fprintf(stderr, "unwindd: listening on %s\n", w.c_str());
   }
   if (flags.service.allow_tcp_unwind_any) {
     std::fprintf(stderr,
