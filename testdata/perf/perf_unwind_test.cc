@@ -18,15 +18,20 @@
 //       stops at or before is described by .debug_frame alone
 //   perf_guesses_by_frame_pointer_without_eh_frame  perf's; readelf as
 //       above, objdump confirms our caller is a call site
+//   sampled_inside_execve_perf_prints_nothing  perf's; perf script's own
+//       event listing confirms the process had exec'ed and mapped no code
+//       yet at the sample's time
 //   in_rt_sigreturn_ours_goes_on  frame 0 is inside the kernel's
 //       rt_sigreturn (just past `syscall`), where no FDE reaches: we
 //       restore the signal frame and go on, perf stops; objdump and readelf
 //       confirm both facts
 // The kernel part of each callchain must equal perf's in every sample.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -121,6 +126,8 @@ struct OurSample {
   uint64_t stack_start = 0;  // the sample's SP: where the stack copy starts
   uint64_t last_sp = 0;    // the outermost frame's SP (its caller's CFA)
   uint64_t stack_end = 0;  // one past the valid stack copy
+  uint32_t pid = 0;
+  uint64_t time_ns = 0;
 };
 
 // Every sample of `path`, unwound.
@@ -134,6 +141,8 @@ class Unwinder : public proc::perf::EventHandler {
     if (e.type != proc::perf::kRecordSample) return absl::OkStatus();
     const proc::perf::EventAttr& attr = reader_.attrs().at(e.attr_index);
     OurSample s;
+    s.pid = e.sample.pid;
+    s.time_ns = e.sample.time;
     cli::PerfScriptHeader h;
     h.comm = maps_.ThreadComm(e.sample.tid);
     h.tid = e.sample.tid;
@@ -278,6 +287,58 @@ bool IsSigreturnTrampoline(const Frame& f) {
   return Confirmed(FollowsRtSigreturn({f.address + 1 + 9, f.dso}));
 }
 
+// perf script's listing of a recording's task and mmap events
+// (--show-task-events --show-mmap-events): per pid, the times (µs, as perf
+// prints them) of its exec COMM records and of its executable MMAP2s.
+struct ExecEvents {
+  std::map<uint32_t, std::vector<uint64_t>> exec_us, code_mmap_us;
+};
+
+absl::StatusOr<ExecEvents> ListExecEvents(const std::string& data) {
+  absl::StatusOr<std::string> text = proc::perf::testing::PerfScript(
+      data, {"--show-task-events", "--show-mmap-events", "-F", "pid,tid,time"});
+  if (!text.ok()) return text.status();
+  ExecEvents out;
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    // " 2752/2752  23293.682763: PERF_RECORD_COMM exec: name:2752/2752"
+    const bool exec = absl::StrContains(line, "PERF_RECORD_COMM exec:");
+    const bool code = absl::StrContains(line, "PERF_RECORD_MMAP") &&
+                      (absl::StrContains(line, "]: r-xp") || absl::StrContains(line, "]: x "));
+    if (!exec && !code) continue;
+    std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (f.size() < 2) continue;
+    uint32_t pid = 0;
+    uint64_t sec = 0, usec = 0;
+    std::vector<absl::string_view> t = absl::StrSplit(absl::StripSuffix(f[1], ":"), '.');
+    if (!absl::SimpleAtoi(f[0].substr(0, f[0].find('/')), &pid) || t.size() != 2 ||
+        !absl::SimpleAtoi(t[0], &sec) || !absl::SimpleAtoi(t[1], &usec)) {
+      continue;
+    }
+    (exec ? out.exec_us : out.code_mmap_us)[pid].push_back(sec * 1000000 + usec);
+  }
+  return out;
+}
+
+// perf's listing shows `pid` exec'ed before `time_ns` and mapped no code
+// between that exec and the sample (strictly, at perf's microseconds).
+bool InsideExecve(const ExecEvents& e, uint32_t pid, uint64_t time_ns) {
+  const uint64_t us = time_ns / 1000;
+  auto execs = e.exec_us.find(pid);
+  if (execs == e.exec_us.end()) return false;
+  uint64_t last_exec = 0;
+  bool found = false;
+  for (uint64_t t : execs->second) {
+    if (t < us) last_exec = std::max(last_exec, t), found = true;
+  }
+  if (!found) return false;
+  if (auto maps = e.code_mmap_us.find(pid); maps != e.code_mmap_us.end()) {
+    for (uint64_t t : maps->second) {
+      if (t >= last_exec && t <= us) return false;
+    }
+  }
+  return true;
+}
+
 std::string UnwindBinary() { return harness::RunfilesRoot() + "/service/unwind"; }
 
 struct Case {
@@ -340,6 +401,7 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
     EXPECT_EQ(printed[i].kernel, ours.samples[i].kernel) << "sample " << i;
     EXPECT_TRUE(printed[i].user == ours.samples[i].user) << "sample " << i;
   }
+  std::optional<ExecEvents> exec_events;  // listed on first need
   std::map<std::string, int> causes;
   int shown = 0;
   for (size_t i = 0; i < theirs.size(); ++i) {
@@ -386,6 +448,23 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
       // stop detail names it, and readelf confirms that an FDE covers the
       // PC, so the CFI, not a guess, put the slot there.
       cause = "first_samples_perf_prints_nothing";
+    } else if (t.user.empty() && o.user.size() == 1 && o.user[0].dso == "[unknown]" &&
+               [&] {
+                 if (!exec_events) {
+                   absl::StatusOr<ExecEvents> e = ListExecEvents(*data);
+                   if (!e.ok()) ADD_FAILURE() << e.status();
+                   exec_events = e.ok() ? *std::move(e) : ExecEvents{};
+                 }
+                 return InsideExecve(*exec_events, o.pid, o.time_ns);
+               }()) {
+      // Sampled inside execve: the kernel had sent the exec COMM record
+      // (perf forgets the old image's mappings there) but not yet mapped
+      // the new program, so the sample's user registers are still the old
+      // image's. perf prints no user frame for a thread without maps; we
+      // give the PC (in no mapping: "[unknown]") and stop. perf script's
+      // own event listing confirms the order: the exec, then the sample,
+      // then the first executable mapping.
+      cause = "sampled_inside_execve_perf_prints_nothing";
     } else if (t.user.size() < o.user.size() && IsPrefix(t.user, o.user) &&
                FirstDebugFrameOnly(o) >= 0 &&
                FirstDebugFrameOnly(o) >= static_cast<int>(t.user.size()) - 1) {
