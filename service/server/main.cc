@@ -27,6 +27,7 @@
 #include "service/server/listener.h"
 #include "service/server/service.h"
 #include "service/server/stats.h"
+#include "service/server/tls.h"
 
 namespace {
 
@@ -75,13 +76,21 @@ int Run(const unwindd::service::ServerFlags& flags) {
   grpc::ResourceQuota quota("unwindd");
   quota.SetMaxThreads(flags.service.workers * 4 + flags.service.max_queued / 4 + 16);
   builder.SetResourceQuota(quota);
+  // TCP: TLS with client certificates when configured (tls.h), else plain.
+  std::shared_ptr<grpc::ServerCredentials> tcp_credentials =
+      grpc::InsecureServerCredentials();
+  if (flags.tls.enabled()) {
+    absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> tls =
+        unwindd::service::TlsServerCredentials(flags.tls);
+    if (!tls.ok()) return Fail(tls.status().message());
+    tcp_credentials = *std::move(tls);
+  }
   std::vector<std::unique_ptr<unwindd::service::UnixListener>> listeners;
   std::vector<int> tcp_ports(flags.listen.size(), 0);
   for (size_t i = 0; i < flags.listen.size(); ++i) {
     const ListenAddress& l = flags.listen[i];
     if (l.kind == ListenAddress::Kind::kTcp) {
-      builder.AddListeningPort(l.address, grpc::InsecureServerCredentials(),
-                               &tcp_ports[i]);
+      builder.AddListeningPort(l.address, tcp_credentials, &tcp_ports[i]);
       continue;
     }
     absl::StatusOr<std::unique_ptr<unwindd::service::UnixListener>> u =
@@ -104,7 +113,26 @@ int Run(const unwindd::service::ServerFlags& flags) {
     std::string where = l.kind == ListenAddress::Kind::kUnix
                             ? absl::StrCat("unix:", l.address)
                             : absl::StrCat("tcp:", l.address, " (port ", tcp_ports[i], ")");
-    std::fprintf(stderr, "unwindd: listening on %s\n", where.c_str());
+    std::fprintf(stderr, "unwindd: listening on %s%s\n", where.c_str(),
+                 l.kind == ListenAddress::Kind::kTcp && flags.tls.enabled()
+                     ? " with TLS, client certificates required"
+                     : "");
+    if (l.kind == ListenAddress::Kind::kTcp && !flags.tls.enabled()) {
+      std::fprintf(stderr,
+                   "unwindd: warning: tcp:%s is plain TCP: unencrypted, and its "
+                   "callers have no identity; use --tls-cert, --tls-key and "
+                   "--tls-client-ca\n",
+                   l.address.c_str());
+    }
+  }
+  for (const unwindd::service::TlsRule& r : flags.service.tls_allow) {
+    std::fprintf(stderr, "unwindd: TLS identity '%s' may: %s\n", r.identity.c_str(),
+                 unwindd::service::PermissionNames(r.permissions).c_str());
+  }
+  if (flags.tls.enabled() && flags.service.tls_allow.empty()) {
+    std::fprintf(stderr,
+                 "unwindd: warning: TLS without --tls-allow rules: TCP callers "
+                 "may do nothing\n");
   }
   if (flags.service.allow_tcp_unwind_any) {
     std::fprintf(stderr,
