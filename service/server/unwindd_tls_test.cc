@@ -307,6 +307,57 @@ TEST_F(TlsTest, CliUnwindsThroughTls) {
       << profiler.stderr_text;
 }
 
+// Debian's python3-grpcio as a TLS client (grpc.ssl_channel_credentials)
+// with the snapshots identity: testing/snapshot_client.py sends a mapping
+// table once and samples naming it, on both snapshot RPCs, and each
+// sample's frames must equal what `unwind pid --format=json` prints.
+TEST_F(TlsTest, PythonClientStreamsSnapshotsThroughTls) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (captures ptrace fixtures)";
+  harness::RunningProgram p = StartFixture();
+  absl::StatusOr<harness::ToolOutput> cli = harness::RunTool(
+      {testing::ServiceBinary("unwind"), "pid", absl::StrCat(p.pid()), "--format=json"},
+      absl::Seconds(60));
+  ASSERT_TRUE(cli.ok()) << cli.status();
+  ASSERT_EQ(cli->exit_code, 0) << cli->stderr_text;
+  testing::CaptureOptions o;
+  o.with_pid = false;
+  absl::StatusOr<std::vector<v1::SnapshotRequest>> samples =
+      testing::CaptureSamples(p.pid(), o);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  v1::SnapshotBatch captured;
+  for (const v1::SnapshotRequest& r : *samples) *captured.add_samples() = r;
+  const std::string samples_file = dir_.path() + "/samples.bin";
+  const std::string cli_file = dir_.path() + "/cli.json";
+  std::ofstream(samples_file, std::ios::binary) << captured.SerializeAsString();
+  std::ofstream(cli_file) << cli->stdout_text;
+
+  const std::string root = harness::RunfilesRoot();
+  auto python = [&](const std::string& who) {
+    std::vector<std::string> argv = {
+        "/usr/bin/python3", root + "/service/server/testing/snapshot_client.py",
+        absl::StrCat("--target=127.0.0.1:", port_), Flag("--tls-ca=", "ca.pem"),
+        "--samples=" + samples_file, "--cli-json=" + cli_file,
+        "--pb2-dir=" + root + "/service/server/python"};
+    if (!who.empty()) {
+      argv.push_back(Flag("--tls-cert=", who + ".pem"));
+      argv.push_back(Flag("--tls-key=", who + ".key"));
+    }
+    absl::StatusOr<harness::ToolOutput> out = harness::RunTool(argv, absl::Seconds(120));
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? *out : harness::ToolOutput{};
+  };
+  harness::ToolOutput profiler = python("profiler");
+  EXPECT_EQ(profiler.exit_code, 0) << profiler.stderr_text;
+  EXPECT_TRUE(absl::StrContains(profiler.stdout_text,
+                                absl::StrCat("matched ", samples->size(), " threads")))
+      << profiler.stdout_text << profiler.stderr_text;
+  // Without a certificate the handshake fails: grpcio raises UNAVAILABLE.
+  harness::ToolOutput anonymous = python("");
+  EXPECT_NE(anonymous.exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(anonymous.stderr_text, "UNAVAILABLE"))
+      << anonymous.stderr_text;
+}
+
 // Plain TCP works as before (snapshots and cores, processes refused
 // without --allow-tcp-unwind-any), and unwindd warns about it.
 TEST(PlainTcpTest, IsWarnedAbout) {
