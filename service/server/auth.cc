@@ -214,8 +214,9 @@ absl::Status CheckProcessAccess(const Caller& caller, pid_t pid) {
   }
   if (caller.transport == Caller::Transport::kTcp) {
     return absl::PermissionDeniedError(
-        "unwinding processes over TCP needs unwindd --allow-tcp-unwind-any; "
-        "use the Unix socket");
+        "unwinding processes over plain TCP needs unwindd --allow-tcp-unwind-any; "
+        "use the Unix socket, or TLS with a client certificate granted "
+        "'processes' (--tls-allow)");
   }
   absl::StatusOr<std::string> status =
       proc::ReadProcFile(pid, proc::ProcPath(pid, "status"), 64 << 10);
