@@ -521,7 +521,11 @@ grpc::Status UnwinderService::GetStats(grpc::ServerContext* context,
     absl::StatusOr<Caller> caller = Identify(context);
     if (!caller.ok()) return ToGrpcStatus(caller.status());
     if (caller->tls && caller->permissions == 0) {
-      return ToGrpcStatus(CheckPermission(*caller, kPermitSnapshots, "read the stats"));
+      return ToGrpcStatus(absl::PermissionDeniedError(absl::StrCat(
+          caller->Describe(), " may do nothing, not even read the stats (",
+          caller->rule.empty() ? std::string("no --tls-allow rule names its certificate")
+                               : absl::StrCat("--tls-allow=", caller->rule),
+          ")")));
     }
   }
   out->set_process_requests(stats_.process_requests.load());
