@@ -2,12 +2,18 @@
 // Same command line and the same output as the in-process CLI (the same
 // FormatJson/FormatText over the same ProcessStacks), but the unwinding is
 // done by a running unwindd. ADDRESS is unix:PATH or tcp:HOST:PORT, as
-// unwindd's --listen takes them.
+// unwindd's --listen takes them. A tcp: server with TLS (unwindd
+// --tls-cert ...) needs --tls-ca=PEM (the CA that signed its certificate)
+// and, to be let in, --tls-cert=PEM --tls-key=PEM (this client's):
+//
+//   unwind --server=tcp:host:7070 --tls-ca=ca.pem --tls-cert=me.pem \
+//       --tls-key=me.key pid 1234
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +54,56 @@ absl::StatusOr<std::string> GrpcTarget(absl::string_view address) {
 }
 
 std::string Absolute(const std::string& path);
+
+// --tls-ca, --tls-cert, --tls-key (PEM file paths).
+struct TlsFlags {
+  std::string ca, cert, key;
+  bool any() const { return !ca.empty() || !cert.empty() || !key.empty(); }
+};
+
+absl::StatusOr<std::string> ReadPemFile(const std::string& path, absl::string_view flag) {
+  std::ifstream in(path, std::ios::binary);
+  std::string out;
+  if (in) {
+    // A certificate chain is a few KiB; 1 MiB is plenty.
+    out.resize(1 << 20);
+    in.read(out.data(), out.size());
+    out.resize(in.gcount());
+  }
+  if (!in.eof() || out.empty() || !absl::StrContains(out, "-----BEGIN ")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": cannot read a PEM file of at most 1 MiB at ", path));
+  }
+  return out;
+}
+
+// Plain for unix: and for tcp: without --tls-*; TLS (gRPC's SSL
+// credentials) otherwise. The server's name is checked against `target`'s
+// host, as gRPC does.
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> Credentials(
+    const std::string& target, const TlsFlags& tls) {
+  if (!tls.any()) return grpc::InsecureChannelCredentials();
+  if (absl::StartsWith(target, "unix:")) {
+    return absl::InvalidArgumentError("--tls-* are for tcp: servers");
+  }
+  if (tls.ca.empty() || tls.cert.empty() != tls.key.empty()) {
+    return absl::InvalidArgumentError(
+        "TLS needs --tls-ca, and --tls-cert with --tls-key to present a certificate");
+  }
+  grpc::SslCredentialsOptions o;
+  absl::StatusOr<std::string> ca = ReadPemFile(tls.ca, "--tls-ca");
+  if (!ca.ok()) return ca.status();
+  o.pem_root_certs = *std::move(ca);
+  if (!tls.cert.empty()) {
+    absl::StatusOr<std::string> cert = ReadPemFile(tls.cert, "--tls-cert");
+    if (!cert.ok()) return cert.status();
+    absl::StatusOr<std::string> key = ReadPemFile(tls.key, "--tls-key");
+    if (!key.ok()) return key.status();
+    o.pem_cert_chain = *std::move(cert);
+    o.pem_private_key = *std::move(key);
+  }
+  return grpc::SslCredentials(o);
+}
 
 absl::StatusOr<v1::UnwindResponse> UnwindPid(v1::Unwinder::Stub& stub,
                                              const Command& cmd, pid_t pid) {
@@ -129,9 +185,11 @@ absl::StatusOr<v1::UnwindResponse> UnwindCore(v1::Unwinder::Stub& stub,
   return response;
 }
 
-int Run(const std::string& target, const Command& cmd) {
-  std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+int Run(const std::string& target, const TlsFlags& tls, const Command& cmd) {
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      Credentials(target, tls);
+  if (!credentials.ok()) return Fail(credentials.status().message());
+  std::shared_ptr<grpc::Channel> channel = grpc::CreateChannel(target, *credentials);
   std::unique_ptr<v1::Unwinder::Stub> stub = v1::Unwinder::NewStub(channel);
   std::unique_ptr<unwindd::service::DemoProcess> demo;
   pid_t pid = cmd.pid;
@@ -199,10 +257,17 @@ int Run(const std::string& target, const Command& cmd) {
 int main(int argc, char** argv) {
   std::vector<absl::string_view> args;
   std::string server;
+  TlsFlags tls;
   for (int i = 1; i < argc; ++i) {
     absl::string_view a = argv[i];
     if (absl::ConsumePrefix(&a, "--server=")) {
       server = std::string(a);
+    } else if (absl::ConsumePrefix(&a, "--tls-ca=")) {
+      tls.ca = std::string(a);
+    } else if (absl::ConsumePrefix(&a, "--tls-cert=")) {
+      tls.cert = std::string(a);
+    } else if (absl::ConsumePrefix(&a, "--tls-key=")) {
+      tls.key = std::string(a);
     } else {
       args.push_back(a);
     }
@@ -218,5 +283,5 @@ int main(int argc, char** argv) {
     std::fputs(unwindd::service::kUsage, stdout);
     return 0;
   }
-  return Run(*target, *cmd);
+  return Run(*target, tls, *cmd);
 }

@@ -123,8 +123,25 @@ ScopedOwnFsIdentity::~ScopedOwnFsIdentity() {
 }
 
 std::string Caller::Describe() const {
+  if (tls) return absl::StrCat("tls=", identity, "@", peer);
   if (transport == Transport::kTcp) return absl::StrCat("tcp=", peer);
   return absl::StrCat("uid=", uid);
+}
+
+absl::Status CheckPermission(const Caller& caller, Permission permission,
+                             absl::string_view what) {
+  if ((caller.permissions & permission) != 0) return absl::OkStatus();
+  const char* name = permission == kPermitSnapshots ? "snapshots"
+                     : permission == kPermitCores   ? "cores"
+                                                    : "processes";
+  if (caller.rule.empty()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "no --tls-allow rule names the client certificate (",
+        caller.identity, "), so it may not ", what));
+  }
+  return absl::PermissionDeniedError(
+      absl::StrCat(caller.Describe(), " may not ", what, ": its rule --tls-allow=",
+                   caller.rule, " does not grant '", name, "'"));
 }
 
 absl::StatusOr<PeerRegistry::Peer> PeerRegistry::ReadPeer(int fd) {
@@ -250,10 +267,16 @@ absl::Status CheckProcessAccess(const Caller& caller, pid_t pid) {
     return absl::InvalidArgumentError(absl::StrFormat("invalid pid %d", pid));
   }
   if (caller.unrestricted) return absl::OkStatus();
+  if (caller.tls) {
+    // The certificate's rule is the whole answer: no uid to compare.
+    return CheckPermission(caller, kPermitProcesses,
+                           absl::StrFormat("unwind process %d", pid));
+  }
   if (caller.transport == Caller::Transport::kTcp) {
     return absl::PermissionDeniedError(
-        "unwinding processes over TCP needs unwindd --allow-tcp-unwind-any; "
-        "use the Unix socket");
+        "unwinding processes over plain TCP needs unwindd --allow-tcp-unwind-any; "
+        "use the Unix socket, or TLS with a client certificate granted "
+        "'processes' (--tls-allow)");
   }
   absl::StatusOr<std::string> status =
       proc::ReadProcFile(pid, proc::ProcPath(pid, "status"), 64 << 10);

@@ -13,8 +13,11 @@
 // cannot be reused by another connection while a call on it is running (the
 // call holds the transport, which holds the fd), so "fd:N" -> credentials
 // is exact for the call's lifetime. TCP peers ("ipv4:..."/"ipv6:...") carry
-// no identity; nor do TCP connections unwindd accepted itself on a socket
-// inherited from systemd (listener.h), recorded here by fd as TCP peers.
+// no identity, unless unwindd's TCP listeners use TLS with client
+// certificates (tls.h): then the verified certificate names the caller and
+// its --tls-allow rule says what it may ask for (Caller::permissions). TCP
+// connections unwindd accepted itself on a socket inherited from systemd
+// (listener.h), recorded here by fd as TCP peers, never have TLS.
 #ifndef UNWINDD_SERVICE_SERVER_AUTH_H_
 #define UNWINDD_SERVICE_SERVER_AUTH_H_
 
@@ -37,9 +40,27 @@ namespace unwindd::service {
 inline constexpr uid_t kNobodyUid = 65534;
 inline constexpr gid_t kNobodyGid = 65534;
 
+// What a caller may ask for, by RPC family. Unix and plain-TCP callers get
+// all three (and the rules below still decide which processes and files);
+// a TLS caller only what the --tls-allow rule for its certificate grants.
+enum Permission : uint32_t {
+  kPermitSnapshots = 1u << 0,  // UnwindSnapshots, UnwindSnapshotBatches
+  kPermitCores = 1u << 1,      // UnwindCore
+  kPermitProcesses = 1u << 2,  // UnwindProcess, and a sample's live pid
+};
+inline constexpr uint32_t kPermitAll =
+    kPermitSnapshots | kPermitCores | kPermitProcesses;
+
 struct Caller {
   enum class Transport { kUnix, kTcp };
   Transport transport = Transport::kUnix;
+  uint32_t permissions = kPermitAll;  // Permission bits
+  // TCP with a verified client certificate (tls.h). `identity`: the names
+  // of the certificate that matched a --tls-allow rule (all of its names
+  // when none did); `rule`: that rule as written, "" when none matched.
+  bool tls = false;
+  std::string identity;
+  std::string rule;
   uid_t uid = kNobodyUid;
   gid_t gid = kNobodyGid;
   std::vector<gid_t> groups;  // supplementary groups (Unix only)
@@ -48,9 +69,16 @@ struct Caller {
   // Root on the Unix socket, or any TCP caller with --allow-tcp-unwind-any.
   bool unrestricted = false;
 
-  // "uid=1000" or "tcp=ipv4:127.0.0.1:5555", for logs and messages.
+  // "uid=1000", "tcp=ipv4:127.0.0.1:5555" or
+  // "tls=profiler@ipv4:127.0.0.1:5555", for logs and messages.
   std::string Describe() const;
 };
+
+// OK if `caller` may ask for `permission` (`what` names the request in the
+// message); PermissionDenied naming the --tls-allow rule (or its absence)
+// otherwise. Only TLS callers lack permissions.
+absl::Status CheckPermission(const Caller& caller, Permission permission,
+                             absl::string_view what);
 
 // Credentials of the Unix-socket connections unwindd accepted, by fd.
 class PeerRegistry {
@@ -90,7 +118,8 @@ class PeerRegistry {
 // always; Unix callers whose uid is the process's real, effective and saved
 // uid while the process is dumpable (its /proc/PID is owned by that uid —
 // the kernel makes a non-dumpable process's /proc entries root's, e.g.
-// after a set-uid or set-gid exec); TCP callers never. PermissionDenied
+// after a set-uid or set-gid exec); TLS callers granted 'processes'
+// always; other TCP callers never. PermissionDenied
 // says why; NotFound if there is no such process.
 absl::Status CheckProcessAccess(const Caller& caller, pid_t pid);
 
@@ -98,7 +127,8 @@ absl::Status CheckProcessAccess(const Caller& caller, pid_t pid);
 // uid, gid and groups on this thread only (setfsuid/setfsgid and a raw
 // setgroups syscall, which unlike glibc's setgroups() does not apply to
 // every thread), so the kernel checks every directory and the file itself.
-// Unrestricted callers open as the server. TCP callers open as nobody.
+// Unrestricted callers open as the server. TCP callers (TLS ones too, even
+// with 'processes') open as nobody.
 absl::StatusOr<memory::ScopedFd> OpenAsCaller(const Caller& caller,
                                               const std::string& path);
 

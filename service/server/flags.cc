@@ -21,7 +21,14 @@ const char kServerUsage[] =
     "  --listen=tcp:HOST:PORT      TCP, only if asked for: callers have no uid and\n"
     "                              may not unwind processes unless\n"
     "  --allow-tcp-unwind-any      DANGEROUS: any TCP client may read any process\n"
-    "                              this server can ptrace, and open files as root\n"
+    "                              this server can ptrace, and open files as root;\n"
+    "                              use TLS with client certificates instead:\n"
+    "  --tls-cert=PEM --tls-key=PEM  TCP listeners use TLS with this certificate\n"
+    "  --tls-client-ca=PEM         and require client certificates signed by\n"
+    "                              this CA (all three together)\n"
+    "  --tls-allow=ID=PERMS        what a client certificate whose SAN or CN is ID\n"
+    "                              may do (repeatable): PERMS is none or a list of\n"
+    "                              snapshots,cores,processes; unlisted: nothing\n"
     "  --socket-mode=0660          mode of the socket file (octal)\n"
     "  --socket-group=GROUP        group of the socket file\n"
     "  --max-connections=1024      Unix connections at once\n"
@@ -63,6 +70,29 @@ absl::Status Number(absl::string_view flag, absl::string_view v, T min, T max, T
   return absl::OkStatus();
 }
 
+// The TLS flags go together, and only with a TCP listener; a TLS server
+// has no use for --allow-tcp-unwind-any (the rules say who may do what).
+absl::Status CheckTlsFlags(const ServerFlags& f) {
+  const bool any = !f.tls.cert.empty() || !f.tls.key.empty() || !f.tls.client_ca.empty();
+  if (!any) {
+    if (!f.service.tls_allow.empty()) {
+      return Bad("--tls-allow needs --tls-cert, --tls-key and --tls-client-ca");
+    }
+    return absl::OkStatus();
+  }
+  if (f.tls.cert.empty() || f.tls.key.empty() || f.tls.client_ca.empty()) {
+    return Bad("--tls-cert, --tls-key and --tls-client-ca go together");
+  }
+  bool tcp = false;
+  for (const ListenAddress& l : f.listen) tcp |= l.kind == ListenAddress::Kind::kTcp;
+  if (!tcp) return Bad("the --tls-* flags need a --listen=tcp:HOST:PORT");
+  if (f.service.allow_tcp_unwind_any) {
+    return Bad("--allow-tcp-unwind-any with TLS: grant 'processes' with --tls-allow "
+               "to the certificates that need it instead");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ServerFlags> ParseServerFlags(absl::Span<const absl::string_view> args) {
@@ -91,6 +121,24 @@ absl::StatusOr<ServerFlags> ParseServerFlags(absl::Span<const absl::string_view>
       f.keep_capabilities = true;
     } else if (a == "--allow-tcp-unwind-any") {
       f.service.allow_tcp_unwind_any = true;
+    } else if (absl::ConsumePrefix(&a, "--tls-cert=")) {
+      f.tls.cert = std::string(a);
+    } else if (absl::ConsumePrefix(&a, "--tls-key=")) {
+      f.tls.key = std::string(a);
+    } else if (absl::ConsumePrefix(&a, "--tls-client-ca=")) {
+      f.tls.client_ca = std::string(a);
+    } else if (absl::ConsumePrefix(&a, "--tls-allow=")) {
+      absl::StatusOr<TlsRule> rule = ParseTlsRule(a);
+      if (!rule.ok()) return rule.status();
+      if (f.service.tls_allow.size() >= kMaxTlsRules) {
+        return Bad(absl::StrCat("more than ", kMaxTlsRules, " --tls-allow rules"));
+      }
+      for (const TlsRule& r : f.service.tls_allow) {
+        if (r.identity == rule->identity) {
+          return Bad(absl::StrCat("two --tls-allow rules for '", r.identity, "'"));
+        }
+      }
+      f.service.tls_allow.push_back(*std::move(rule));
     } else if (absl::ConsumePrefix(&a, "--socket-mode=")) {
       unsigned mode = 0;
       bool octal = !a.empty() && a.size() <= 4;
@@ -169,6 +217,9 @@ absl::StatusOr<ServerFlags> ParseServerFlags(absl::Span<const absl::string_view>
     f.listen.push_back({ListenAddress::Kind::kUnix, "/run/unwindd.sock"});
     f.listen_is_default = true;
   }
+  absl::Status tls = CheckTlsFlags(f);
+  if (!tls.ok()) return tls;
+  f.service.tls = f.tls.enabled();
   return f;
 }
 

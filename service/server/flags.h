@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "service/server/service.h"
+#include "service/server/tls.h"
 
 namespace unwindd::service {
 
@@ -38,6 +39,9 @@ struct ServerFlags {
   std::string request_log = "-";  // "-": stderr, "none", or a file
   absl::Duration drain_timeout = absl::Seconds(10);
   ServiceOptions service;
+  // --tls-cert, --tls-key, --tls-client-ca: every TCP listener uses TLS and
+  // requires a client certificate (tls.h); the rules are service.tls_allow.
+  TlsFiles tls;
   bool help = false;
 };
 

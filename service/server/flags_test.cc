@@ -1,5 +1,6 @@
 #include "service/server/flags.h"
 
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -68,6 +69,55 @@ TEST(ServerFlagsTest, RejectsBadValues) {
   absl::StatusOr<ServerFlags> help = Parse({"--help"});
   ASSERT_TRUE(help.ok());
   EXPECT_TRUE(help->help);
+}
+
+TEST(ServerFlagsTest, TlsFlagsAndRules) {
+  absl::StatusOr<ServerFlags> f = Parse(
+      {"--listen=tcp:0.0.0.0:7070", "--tls-cert=/s.pem", "--tls-key=/s.key",
+       "--tls-client-ca=/ca.pem", "--tls-allow=profiler=snapshots,cores",
+       "--tls-allow=spiffe://x/y=z=processes", "--tls-allow=idle=none"});
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_TRUE(f->tls.enabled());
+  EXPECT_TRUE(f->service.tls);
+  EXPECT_EQ(f->tls.cert, "/s.pem");
+  EXPECT_EQ(f->tls.key, "/s.key");
+  EXPECT_EQ(f->tls.client_ca, "/ca.pem");
+  ASSERT_EQ(f->service.tls_allow.size(), 3u);
+  EXPECT_EQ(f->service.tls_allow[0].identity, "profiler");
+  EXPECT_EQ(f->service.tls_allow[0].permissions, kPermitSnapshots | kPermitCores);
+  EXPECT_EQ(f->service.tls_allow[1].identity, "spiffe://x/y=z");  // the last '='
+  EXPECT_EQ(f->service.tls_allow[1].permissions, uint32_t{kPermitProcesses});
+  EXPECT_EQ(f->service.tls_allow[2].permissions, 0u);
+  EXPECT_EQ(PermissionNames(f->service.tls_allow[0].permissions), "snapshots,cores");
+  EXPECT_EQ(PermissionNames(0), "none");
+  // Plain TCP is still what it was.
+  absl::StatusOr<ServerFlags> plain = Parse({"--listen=tcp:0.0.0.0:7070"});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->service.tls);
+}
+
+TEST(ServerFlagsTest, RejectsIncompleteOrContradictoryTls) {
+  const std::vector<std::vector<absl::string_view>> bad = {
+      // Not all three files.
+      {"--listen=tcp:h:1", "--tls-cert=/c", "--tls-key=/k"},
+      {"--listen=tcp:h:1", "--tls-client-ca=/ca"},
+      // Rules without TLS, or TLS without a TCP listener.
+      {"--listen=tcp:h:1", "--tls-allow=a=snapshots"},
+      {"--tls-cert=/c", "--tls-key=/k", "--tls-client-ca=/ca"},
+      // TLS replaces --allow-tcp-unwind-any.
+      {"--listen=tcp:h:1", "--tls-cert=/c", "--tls-key=/k", "--tls-client-ca=/ca",
+       "--allow-tcp-unwind-any"},
+      // Malformed rules.
+      {"--tls-allow=noequals"}, {"--tls-allow==snapshots"}, {"--tls-allow=a=root"},
+      {"--tls-allow=a="}, {"--tls-allow=a=snapshots,"},
+      {"--tls-allow=a=snapshots", "--tls-allow=a=cores"},
+  };
+  for (const std::vector<absl::string_view>& args : bad) {
+    EXPECT_EQ(Parse(args).status().code(), absl::StatusCode::kInvalidArgument)
+        << args.back();
+  }
+  std::string long_identity(kMaxTlsIdentityBytes + 1, 'x');
+  EXPECT_FALSE(ParseTlsRule(long_identity + "=cores").ok());
 }
 
 }  // namespace

@@ -30,6 +30,7 @@
 #include "service/server/listener.h"
 #include "service/server/service.h"
 #include "service/server/stats.h"
+#include "service/server/tls.h"
 
 namespace {
 
@@ -94,6 +95,14 @@ int Run(const unwindd::service::ServerFlags& flags) {
   std::vector<std::unique_ptr<unwindd::service::UnixListener>> listeners;
   std::vector<std::string> where;  // what each listener serves, for the log
   for (unwindd::service::InheritedSocket& s : *inherited) {
+    if (s.family != AF_UNIX && flags.tls.enabled()) {
+      // unwindd accepts an inherited TCP socket itself and hands gRPC each
+      // connection as a plain channel (gRPC 1.51 has no TLS channel from
+      // an fd): its callers would bypass the client certificates.
+      return Fail(absl::StrCat("inherited socket ", s.address,
+                               " is TCP, which cannot use TLS: listen with "
+                               "--listen=tcp:HOST:PORT instead"));
+    }
     absl::StatusOr<std::unique_ptr<unwindd::service::UnixListener>> u =
         unwindd::service::UnixListener::Adopt(std::move(s.fd), s.family != AF_UNIX,
                                               flags.max_connections, &peers);
@@ -128,11 +137,19 @@ int Run(const unwindd::service::ServerFlags& flags) {
   grpc::ResourceQuota quota("unwindd");
   quota.SetMaxThreads(flags.service.workers * 4 + flags.service.max_queued / 4 + 16);
   builder.SetResourceQuota(quota);
+  // TCP: TLS with client certificates when configured (tls.h), else plain.
+  std::shared_ptr<grpc::ServerCredentials> tcp_credentials =
+      grpc::InsecureServerCredentials();
+  if (flags.tls.enabled()) {
+    absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> tls =
+        unwindd::service::TlsServerCredentials(flags.tls);
+    if (!tls.ok()) return Fail(tls.status().message());
+    tcp_credentials = *std::move(tls);
+  }
   std::vector<int> tcp_ports(listen.size(), 0);
   for (size_t i = 0; i < listen.size(); ++i) {
     if (listen[i].kind != ListenAddress::Kind::kTcp) continue;
-    builder.AddListeningPort(listen[i].address, grpc::InsecureServerCredentials(),
-                             &tcp_ports[i]);
+    builder.AddListeningPort(listen[i].address, tcp_credentials, &tcp_ports[i]);
   }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr) return Fail("cannot start the gRPC server");
@@ -141,12 +158,32 @@ int Run(const unwindd::service::ServerFlags& flags) {
     if (tcp_ports[i] == 0) {
       return Fail(absl::StrCat("cannot listen on tcp:", listen[i].address));
     }
-    where.push_back(absl::StrCat("tcp:", listen[i].address, " (port ", tcp_ports[i], ")"));
+    where.push_back(absl::StrCat("tcp:", listen[i].address, " (port ", tcp_ports[i], ")",
+                                 flags.tls.enabled() ? " with TLS, client certificates required"
+                                                     : ""));
   }
   health.SetServingStatus("unwindd.v1.Unwinder", true);
   for (auto& l : listeners) l->Start(server.get(), &service.stats().connections);
   for (const std::string& w : where) {
     std::fprintf(stderr, "unwindd: listening on %s\n", w.c_str());
+  }
+  for (const ListenAddress& l : listen) {
+    if (l.kind == ListenAddress::Kind::kTcp && !flags.tls.enabled()) {
+      std::fprintf(stderr,
+                   "unwindd: warning: tcp:%s is plain TCP: unencrypted, and its "
+                   "callers have no identity; use --tls-cert, --tls-key and "
+                   "--tls-client-ca\n",
+                   l.address.c_str());
+    }
+  }
+  for (const unwindd::service::TlsRule& r : flags.service.tls_allow) {
+    std::fprintf(stderr, "unwindd: TLS identity '%s' may: %s\n", r.identity.c_str(),
+                 unwindd::service::PermissionNames(r.permissions).c_str());
+  }
+  if (flags.tls.enabled() && flags.service.tls_allow.empty()) {
+    std::fprintf(stderr,
+                 "unwindd: warning: TLS without --tls-allow rules: TCP callers "
+                 "may do nothing\n");
   }
   if (flags.service.allow_tcp_unwind_any) {
     std::fprintf(stderr,

@@ -119,7 +119,15 @@ absl::StatusOr<Caller> UnwinderService::Identify(
   if (peers_ == nullptr) {
     return absl::UnauthenticatedError("no peer credentials available");
   }
-  return peers_->Identify(peer, options_.allow_tcp_unwind_any);
+  absl::StatusOr<Caller> caller = peers_->Identify(peer, options_.allow_tcp_unwind_any);
+  if (caller.ok() && options_.tls && caller->transport == Caller::Transport::kTcp) {
+    std::shared_ptr<const grpc::AuthContext> auth = context->auth_context();
+    absl::Status s = auth == nullptr
+                         ? absl::UnauthenticatedError("no TLS context for a TCP call")
+                         : ApplyTlsIdentity(*auth, options_.tls_allow, &*caller);
+    if (!s.ok()) return s;
+  }
+  return caller;
 }
 
 absl::StatusOr<int> UnwinderService::Frames(uint32_t requested) const {
@@ -202,6 +210,10 @@ grpc::Status UnwinderService::UnwindProcess(grpc::ServerContext* context,
   };
   absl::StatusOr<Caller> caller = Admit(context, log);
   if (!caller.ok()) return done(caller.status());
+  if (absl::Status s = CheckPermission(*caller, kPermitProcesses, "unwind processes");
+      !s.ok()) {
+    return done(s);
+  }
 
   LiveRequest live;
   live.pid = request->pid();
@@ -238,6 +250,9 @@ grpc::Status UnwinderService::UnwindCore(
   };
   absl::StatusOr<Caller> caller = Admit(context, log);
   if (!caller.ok()) return done(caller.status());
+  if (absl::Status s = CheckPermission(*caller, kPermitCores, "unwind cores"); !s.ok()) {
+    return done(s);
+  }
 
   v1::UnwindCoreRequest first;
   if (!reader->Read(&first) || !first.has_options()) {
@@ -326,6 +341,8 @@ class UnwinderService::SnapshotStream {
   absl::Status Open() {
     absl::StatusOr<Caller> caller = service_.Admit(context_, log_);
     if (!caller.ok()) return caller.status();
+    absl::Status allowed = CheckPermission(*caller, kPermitSnapshots, "stream snapshots");
+    if (!allowed.ok()) return allowed;
     SnapshotLimits limits = service_.options_.snapshot;
     limits.default_frames = service_.options_.default_frames;
     limits.max_frames = service_.options_.max_frames;
@@ -498,6 +515,19 @@ grpc::Status UnwinderService::StreamSnapshotBatches(
 grpc::Status UnwinderService::GetStats(grpc::ServerContext* context,
                                        const v1::GetStatsRequest* request,
                                        v1::Stats* out) {
+  // A certificate no rule names may do nothing, counters included. (Only
+  // with TLS: other callers never lacked the right to read them.)
+  if (options_.tls) {
+    absl::StatusOr<Caller> caller = Identify(context);
+    if (!caller.ok()) return ToGrpcStatus(caller.status());
+    if (caller->tls && caller->permissions == 0) {
+      return ToGrpcStatus(absl::PermissionDeniedError(absl::StrCat(
+          caller->Describe(), " may do nothing, not even read the stats (",
+          caller->rule.empty() ? std::string("no --tls-allow rule names its certificate")
+                               : absl::StrCat("--tls-allow=", caller->rule),
+          ")")));
+    }
+  }
   out->set_process_requests(stats_.process_requests.load());
   out->set_core_requests(stats_.core_requests.load());
   out->set_snapshot_streams(stats_.snapshot_streams.load());

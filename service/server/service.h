@@ -25,6 +25,7 @@
 #include "service/server/pool.h"
 #include "service/server/snapshots.h"
 #include "service/server/stats.h"
+#include "service/server/tls.h"
 #include "service/server/unwind.h"
 #include "unwinder/module_cache.h"
 
@@ -47,6 +48,10 @@ struct ServiceOptions {
   uint64_t max_samples_per_stream = uint64_t{1} << 32;
   uint64_t module_cache_bytes = uint64_t{4} << 30;
   bool allow_tcp_unwind_any = false;
+  // TCP listeners use TLS with client certificates (tls.h): a TCP caller's
+  // permissions are those of the --tls-allow rules naming its certificate.
+  bool tls = false;
+  std::vector<TlsRule> tls_allow;
   SnapshotLimits snapshot;
   // --debug-dir (default /usr/lib/debug) and --debuginfod=URL (off when
   // empty; the environment's DEBUGINFOD_URLS is ignored).

@@ -12,6 +12,12 @@ streaming RPCs, and checks every sample's frames against what
   snapshot_client.py --socket=DIR/unwindd.sock --samples=samples.bin \
       --cli-json=cli.json --pb2-dir=RUNFILES/service/server/python
 
+Or over TLS with a client certificate (unwindd --tls-*), through
+grpc.ssl_channel_credentials:
+
+  snapshot_client.py --target=127.0.0.1:PORT --tls-ca=ca.pem \
+      --tls-cert=me.pem --tls-key=me.key --samples=... --cli-json=... --pb2-dir=...
+
 Exits 0 and prints "matched N threads (F frames) ..." when every thread of
 the CLI's output was answered with the same frames on both RPCs; 1 with
 the differences otherwise.
@@ -133,7 +139,11 @@ def compare(pb, rpc, responses, cli, problems):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--socket", required=True)
+    ap.add_argument("--socket")
+    ap.add_argument("--target")
+    ap.add_argument("--tls-ca")
+    ap.add_argument("--tls-cert")
+    ap.add_argument("--tls-key")
     ap.add_argument("--samples", required=True)
     ap.add_argument("--cli-json", required=True)
     ap.add_argument("--pb2-dir", required=True)
@@ -150,7 +160,20 @@ def main():
         return 1
     table, samples = requests_by_table(pb, captured)
     problems = []
-    with grpc.insecure_channel("unix:" + args.socket) as channel:
+    if args.tls_ca:
+        def read(path):
+            with open(path, "rb") as f:
+                return f.read()
+        credentials = grpc.ssl_channel_credentials(
+            root_certificates=read(args.tls_ca),
+            private_key=read(args.tls_key) if args.tls_key else None,
+            certificate_chain=read(args.tls_cert) if args.tls_cert else None)
+        channel = grpc.secure_channel(args.target, credentials)
+    elif args.target:
+        channel = grpc.insecure_channel(args.target)
+    else:
+        channel = grpc.insecure_channel("unix:" + args.socket)
+    with channel:
         frames = compare(pb, "UnwindSnapshotBatches",
                          via_batches(pb, channel, table, samples), cli, problems)
         frames += compare(pb, "UnwindSnapshots",
