@@ -10,15 +10,17 @@ absl::StatusOr<arch::RegisterSet> RegistersFromPerf(
   arch::RegisterSet regs(arch);
   // perf index -> DWARF number, -1 for registers the unwinder does not track.
   absl::Span<const int> table = arch::GetArchOps(arch).perf_regs;
+  // One value per set bit of `mask`, lowest bit first (perf_regs.h).
+  const size_t bits = static_cast<size_t>(__builtin_popcountll(mask));
+  if (bits > values.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "perf register mask 0x%x has more bits than the %d values", mask,
+        values.size()));
+  }
   size_t next = 0;
-  for (int bit = 0; bit < 64; ++bit) {
-    if (!((mask >> bit) & 1)) continue;
-    if (next >= values.size()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "perf register mask 0x%x has more bits than the %d values", mask,
-          values.size()));
-    }
-    uint64_t v = values[next++];
+  for (uint64_t rest = mask; rest != 0; rest &= rest - 1) {
+    const int bit = __builtin_ctzll(rest);
+    const uint64_t v = values[next++];
     if (static_cast<size_t>(bit) < table.size() && table[bit] >= 0) {
       regs.Set(table[bit], v);
     }

@@ -302,6 +302,12 @@ absl::Status ParseSample(absl::Span<const uint8_t> record, const EventAttr& attr
 
 std::vector<uint64_t> KernelCallchain(const Sample& s) {
   std::vector<uint64_t> out;
+  KernelCallchainInto(s, out);
+  return out;
+}
+
+void KernelCallchainInto(const Sample& s, std::vector<uint64_t>& out) {
+  out.clear();
   bool kernel = false;
   for (size_t i = 0; i < s.callchain.size(); ++i) {
     const uint64_t ip = s.callchain[i];
@@ -311,7 +317,6 @@ std::vector<uint64_t> KernelCallchain(const Sample& s) {
     }
     if (kernel) out.push_back(ip);
   }
-  return out;
 }
 
 absl::Status ParseMmap(absl::Span<const uint8_t> record, uint64_t trailer,

@@ -138,6 +138,8 @@ absl::Status ParseSample(absl::Span<const uint8_t> record, const EventAttr& attr
 // PERF_CONTEXT_KERNEL, up to the next marker), innermost first, which is
 // what perf prints above the user frames it unwinds; markers are dropped.
 std::vector<uint64_t> KernelCallchain(const Sample& s);
+// The same, into `out` (cleared first; its buffer kept).
+void KernelCallchainInto(const Sample& s, std::vector<uint64_t>& out);
 
 // PERF_RECORD_MMAP and PERF_RECORD_MMAP2.
 struct MmapEvent {

@@ -90,10 +90,13 @@ SamplePipeline::SamplePipeline(PipelineOptions options, Sink sink)
 SamplePipeline::~SamplePipeline() { Finish(); }
 
 void SamplePipeline::Submit(UnwoundSample& sample) {
-  UnwoundSample& slot = open_.samples[open_.size++];
-  std::swap(slot, sample);
+  std::swap(Next(), sample);
   sample.Reset();
-  if (open_.size == kBatchSamples) Flush();
+  Commit();
+}
+
+void SamplePipeline::Commit() {
+  if (++open_.size == kBatchSamples) Flush();
 }
 
 void SamplePipeline::Flush() {

@@ -113,6 +113,10 @@ class SamplePipeline {
   // with recycled buffers). Blocks while kMaxBatchesInFlight batches are in
   // flight.
   void Submit(UnwoundSample& sample);
+  // The same without moving a sample: Next() is the slot the next sample
+  // goes in (empty, with recycled buffers); fill it, then Commit().
+  UnwoundSample& Next() { return open_.samples[open_.size]; }
+  void Commit();
   // Unwinds what was submitted, delivers every result, joins the threads.
   void Finish();
 

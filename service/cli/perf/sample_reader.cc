@@ -37,7 +37,7 @@ absl::Status SampleReader::OnEvent(const proc::perf::Event& e) {
     return absl::OkStatus();
   }
   const proc::perf::EventAttr& attr = attrs_.at(e.attr_index);
-  UnwoundSample& s = next_;
+  UnwoundSample& s = pipeline_.Next();  // empty: filled in place
   s.comm = comm;
   s.pid = sample.pid;
   s.tid = sample.tid;
@@ -45,7 +45,7 @@ absl::Status SampleReader::OnEvent(const proc::perf::Event& e) {
   s.time_ns = sample.time;
   s.period = sample.period;
   s.event = attr.name;
-  s.kernel = proc::perf::KernelCallchain(sample);
+  proc::perf::KernelCallchainInto(sample, s.kernel);
   absl::StatusOr<proc::perf::PerfSnapshotter::Resolved> r =
       snapshots_.Resolve(sample, attr, maps_.Find(sample.pid));
   if (!r.ok()) {
@@ -66,7 +66,7 @@ absl::Status SampleReader::OnEvent(const proc::perf::Event& e) {
   if (samples_ == 0) first_time_ = sample.time;
   last_time_ = sample.time;
   ++samples_;
-  pipeline_.Submit(s);
+  pipeline_.Commit();
   return absl::OkStatus();
 }
 

@@ -59,7 +59,6 @@ class SampleReader : public proc::perf::EventHandler {
   proc::perf::PerfSnapshotter snapshots_;
   SamplePipeline& pipeline_;
   const bool stacks_stay_valid_;
-  UnwoundSample next_;  // filled, then swapped into the pipeline
   const std::atomic<bool>* cancel_ = nullptr;
   absl::flat_hash_set<pid_t> pids_, tids_;
   absl::flat_hash_set<std::string> comms_;
