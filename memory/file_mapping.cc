@@ -23,6 +23,8 @@ struct Slot {
   std::atomic<uintptr_t> begin{0};
   std::atomic<uintptr_t> end{0};
   std::atomic<uint32_t> changed{0};
+  // The lowest page replaced by zeros (UINTPTR_MAX: none).
+  std::atomic<uintptr_t> first_zeroed{UINTPTR_MAX};
 };
 constexpr uintptr_t kBusy = 1;
 // One per open module, debug file and perf.data; the module cache holds
@@ -54,6 +56,11 @@ void OnSigbus(int sig, siginfo_t* info, void* context) {
                      MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       errno = saved_errno;
       if (p == MAP_FAILED) break;
+      uintptr_t first = s.first_zeroed.load(std::memory_order_relaxed);
+      const uintptr_t at = reinterpret_cast<uintptr_t>(page);
+      while (at < first && !s.first_zeroed.compare_exchange_weak(
+                               first, at, std::memory_order_relaxed)) {
+      }
       s.changed.store(1, std::memory_order_release);
       return;  // the faulting read runs again and reads zeros
     }
@@ -106,6 +113,7 @@ int Register(uintptr_t begin, uintptr_t end) {
       continue;
     }
     s.changed.store(0, std::memory_order_relaxed);
+    s.first_zeroed.store(UINTPTR_MAX, std::memory_order_relaxed);
     s.end.store(end, std::memory_order_release);
     size_t high = g_high.load(std::memory_order_acquire);
     while (high < i + 1 &&
@@ -181,6 +189,14 @@ FileMapping::~FileMapping() {
 bool FileMapping::changed() const {
   return marked_.load(std::memory_order_relaxed) ||
          (slot_ >= 0 && g_slots[slot_].changed.load(std::memory_order_relaxed) != 0);
+}
+
+uint64_t FileMapping::intact_bytes() const {
+  if (marked_.load(std::memory_order_relaxed)) return 0;
+  if (slot_ < 0) return size_;
+  const uintptr_t first = g_slots[slot_].first_zeroed.load(std::memory_order_acquire);
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(data_);
+  return first == UINTPTR_MAX || first < begin ? size_ : first - begin;
 }
 
 void FileMapping::MarkChanged() { marked_.store(true, std::memory_order_relaxed); }

@@ -56,6 +56,9 @@ class FileMapping {
   // mapped (the pages read as zeros), or MarkChanged() was called. A relaxed
   // atomic load: cheap enough for every lookup.
   bool changed() const;
+  // The bytes [0, intact_bytes()) never read as zeros: all of them unless
+  // changed(); 0 after MarkChanged().
+  uint64_t intact_bytes() const;
   // Marks the bytes untrustworthy (the file is known to have been rewritten).
   void MarkChanged();
   // OK, or DataLossError("NAME changed while it was read").
