@@ -70,6 +70,8 @@ class DebugElf {
   locate::Compression compression() const { return compression_; }
   // Debug-file address minus file address.
   int64_t delta() const { return delta_; }
+  // The debug file was truncated while mapped (locate::ElfFile::changed).
+  bool changed() const { return elf_ != nullptr && elf_->changed(); }
 
  private:
   DebugElf() = default;

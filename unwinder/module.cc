@@ -16,6 +16,7 @@
 #include "unwinder/cfi/cfa_vm.h"
 #include "unwinder/fp/frame_pointer.h"
 #include "unwinder/locate/section_data.h"
+#include "memory/file_mapping.h"
 
 namespace unwindd::unwinder {
 namespace {
@@ -114,11 +115,52 @@ absl::StatusOr<std::shared_ptr<Module>> Module::OpenFd(int fd, const struct stat
     return absl::FailedPreconditionError(
         absl::StrFormat("%s is not a regular file", path));
   }
-  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  // Mapped by us, not by elf_begin(ELF_C_READ_MMAP), so that the mapping is
+  // registered with the SIGBUS guard before libelf reads a byte of it: the
+  // file may be truncated at any moment (memory/file_mapping.h).
+  absl::StatusOr<std::unique_ptr<memory::FileMapping>> mapping =
+      memory::FileMapping::Map(fd, static_cast<uint64_t>(st.st_size), path);
+  if (!mapping.ok()) return mapping.status();
+  m->mapping_ = *std::move(mapping);
+  m->stat_ = FileStamp::Of(st);
+  if (m->mapping_->bytes().size() < EI_NIDENT) {
+    return absl::DataLossError(absl::StrFormat("%s is not an ELF file", path));
+  }
+  Elf* elf = elf_memory(reinterpret_cast<char*>(m->mapping_->mutable_data()),
+                        m->mapping_->bytes().size());
   if (elf == nullptr) return ElfError("cannot read ELF", path);
   absl::Status s = m->Init(elf, path);
+  // What Init read may be zeros of a truncated page, or a mix of two
+  // versions of a file rewritten meanwhile: then none of it counts.
+  // (fstat's timestamps tell a rewrite apart even within one clock tick
+  // since Linux 6.13's multigrain timestamps, which the first fstat armed.)
+  if (absl::Status c = m->mapping_->Check(); !c.ok()) return c;
+  struct stat now;
+  if (fstat(fd, &now) != 0 || !(FileStamp::Of(now) == m->stat_)) {
+    return absl::DataLossError(absl::StrFormat("%s changed while it was read", path));
+  }
   if (!s.ok()) return s;
   return m;
+}
+
+Module::FileStamp Module::FileStamp::Of(const struct stat& st) {
+  return FileStamp{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+                   static_cast<int64_t>(st.st_size), st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+                   st.st_ctim.tv_sec, st.st_ctim.tv_nsec};
+}
+
+bool Module::changed() const { return mapping_ != nullptr && mapping_->changed(); }
+
+bool Module::ChangedLocked() const {
+  return changed() || (debug_elf_ != nullptr && debug_elf_->changed());
+}
+
+void Module::MarkChanged() {
+  if (mapping_ != nullptr) mapping_->MarkChanged();
+}
+
+absl::Status Module::ChangedError() const {
+  return absl::DataLossError(absl::StrFormat("%s changed while it was read", name_));
 }
 
 absl::StatusOr<std::shared_ptr<Module>> Module::FromImage(
@@ -357,10 +399,14 @@ absl::StatusOr<std::shared_ptr<const ModuleRow>> Module::FindSharedRow(
   bool load_debug_info = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // A file found changed answers nothing more, cached or not: its rows
+    // may come from another version of it (the cache evicts it too).
+    if (ChangedLocked()) return ChangedError();
     const RowKey key(at, policy.Code());
     auto it = rows_.find(key);
     if (it != rows_.end()) return it->second;
     absl::StatusOr<ModuleRow> row = FindRowUncached(at, policy);
+    if (ChangedLocked()) return ChangedError();
     if (WantsDebugInfoLocked(row, policy)) {
       load_debug_info = true;
     } else {

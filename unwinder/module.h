@@ -29,6 +29,7 @@
 #include "absl/types/span.h"
 #include "arch/arch.h"
 #include "arch/frame_address.h"
+#include "memory/file_mapping.h"
 #include "unwinder/cfi/cfi_section.h"
 #include "unwinder/cfi/eh_frame_hdr.h"
 #include "unwinder/cfi/row.h"
@@ -141,6 +142,14 @@ class Module {
   uint64_t row_cache_bytes();
   void DropCachedRows();
 
+  // Whether the file was found to have changed since it was opened: a read
+  // of it hit a page past its new end (memory/file_mapping.h), or the cache
+  // saw the same inode with another size or time (MarkChanged). Lookups then
+  // fail with DataLossError("FILE changed while it was read"), and the
+  // cache evicts the module. Lock-free.
+  bool changed() const;
+  void MarkChanged();
+
   bool has_eh_frame() const { return eh_frame_.has_value(); }
   size_t eh_frame_size() const { return eh_frame_ ? eh_frame_->data().size() : 0; }
   bool has_eh_frame_hdr() const { return eh_frame_hdr_.has_value(); }
@@ -156,7 +165,21 @@ class Module {
     uint64_t vaddr, memsz, offset, filesz;
   };
 
+  // What fstat said of the file when it was opened (0 for images).
+  struct FileStamp {
+    uint64_t dev = 0, ino = 0;
+    int64_t size = 0, mtime_s = 0, mtime_ns = 0, ctime_s = 0, ctime_ns = 0;
+    static FileStamp Of(const struct stat& st);
+    bool operator==(const FileStamp& o) const {
+      return dev == o.dev && ino == o.ino && size == o.size && mtime_s == o.mtime_s &&
+             mtime_ns == o.mtime_ns && ctime_s == o.ctime_s && ctime_ns == o.ctime_ns;
+    }
+  };
+
   Module() = default;
+  // changed(), or the debug file's mapping changed. Under mu_.
+  bool ChangedLocked() const;
+  absl::Status ChangedError() const;
   absl::Status Init(Elf* elf, std::string name);
   absl::Status LoadSections();
   absl::Span<const uint8_t> BytesAtVaddr(uint64_t vaddr) const;
@@ -186,6 +209,9 @@ class Module {
   Elf* elf_ = nullptr;
   int fd_ = -1;
   std::vector<uint8_t> owned_image_;  // FromImage only
+  // The file's bytes (OpenFd only), guarded against truncation.
+  std::unique_ptr<memory::FileMapping> mapping_;
+  FileStamp stat_;
   absl::Span<const uint8_t> raw_;     // whole file image
   size_t image_size_ = 0;
   std::vector<Segment> loads_;

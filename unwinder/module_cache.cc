@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/hash/hash.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
@@ -18,6 +19,12 @@ ModuleCache::ModuleCache(uint64_t max_bytes, uint64_t max_row_bytes)
 
 std::shared_ptr<Module> ModuleCache::Lookup(const std::string& key) {
   auto it = entries_.find(key);
+  if (it != entries_.end() && it->second.module->changed()) {
+    // Its file was truncated under it (memory/file_mapping.h): a fresh
+    // open, not this module, answers from now on.
+    Evict(it);
+    it = entries_.end();
+  }
   if (it == entries_.end()) {
     ++stats_.misses;
     return nullptr;
@@ -57,7 +64,8 @@ std::shared_ptr<Module> ModuleCache::Insert(const std::string& key,
     auto b = by_build_id_.find(id_key);
     if (b != by_build_id_.end()) {
       auto existing = entries_.find(b->second);
-      if (existing != entries_.end()) {
+      // Not one whose file changed under it: the new file replaces it.
+      if (existing != entries_.end() && !existing->second.module->changed()) {
         std::shared_ptr<Module> same = existing->second.module;
         existing->second.last_use = ++tick_;
         entries_[key] = Entry{same, tick_, id_key};
@@ -87,6 +95,33 @@ std::shared_ptr<Module> ModuleCache::Insert(const std::string& key,
   return module;
 }
 
+void ModuleCache::ForgetIfRewritten(const std::string& inode, const std::string& stamp) {
+  auto [it, inserted] = stamps_.try_emplace(inode, stamp);
+  if (inserted || it->second == stamp) {
+    // Bounded: stamps of evicted files are forgotten in bulk (a forgotten
+    // inode only loses the early eviction below; its key still differs).
+    if (inserted && stamps_.size() > 4 * entries_.size() + 1024) {
+      stamps_.clear();
+      stamps_.emplace(inode, stamp);
+    }
+    return;
+  }
+  // The same inode with other contents: every module of its old contents
+  // maps the new bytes now (a private mapping shares the page cache until
+  // written), so none may answer again, here or for whoever holds one.
+  it->second = stamp;
+  std::vector<std::string> stale;
+  for (const auto& [key, e] : entries_) {
+    if (absl::StartsWith(key, inode)) stale.push_back(key);
+  }
+  for (const std::string& key : stale) {
+    auto e = entries_.find(key);
+    if (e == entries_.end()) continue;
+    e->second.module->MarkChanged();
+    Evict(e);
+  }
+}
+
 std::shared_ptr<Module> ModuleCache::FindByBuildId(const std::string& build_id) {
   absl::MutexLock lock(&mu_);
   auto b = by_build_id_.find(build_id);
@@ -108,15 +143,20 @@ absl::StatusOr<std::shared_ptr<Module>> ModuleCache::GetFile(const std::string& 
     // Let Module::OpenFile produce the right error for the path.
     return Module::OpenFile(path);
   }
-  std::string key = absl::StrFormat("file:%u:%u:%d:%d.%09d", st.st_dev, st.st_ino,
-                                    st.st_size, st.st_mtim.tv_sec,
-                                    st.st_mtim.tv_nsec);
+  // The inode, then what changes when its contents do: size, mtime and
+  // ctime (which a rewrite in place moves even within one clock tick since
+  // Linux 6.13's multigrain timestamps, once someone has looked at them).
+  const std::string inode = absl::StrFormat("file:%u:%u:", st.st_dev, st.st_ino);
+  const std::string stamp =
+      absl::StrFormat("%d:%d.%09d:%d.%09d", st.st_size, st.st_mtim.tv_sec,
+                      st.st_mtim.tv_nsec, st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
   const std::string flavor =
       debug != nullptr && debug->options != nullptr ? DebugFlavor(*debug) : "";
-  key += flavor;
+  const std::string key = absl::StrCat(inode, stamp, flavor);
   std::shared_ptr<Module> cached;
   {
     absl::MutexLock lock(&mu_);
+    ForgetIfRewritten(inode, stamp);
     cached = Lookup(key);
   }
   if (cached != nullptr) {

@@ -1,11 +1,13 @@
 // Modules opened once and shared by every target and request: files keyed by
-// their identity on disk (device, inode, size, mtime — the same file reached
+// their identity on disk (device, inode, size, mtime, ctime — the same file reached
 // through /proc/PID/map_files or /proc/PID/root is one entry), in-memory
 // images (the vDSO) by content, and both by build-id: a file that is another
 // copy of an image already cached (a container's library, a moved binary)
 // shares that module and its warm row cache. Bounded by a byte budget (file
 // image sizes), least recently used evicted first; evicted modules stay alive
-// for whoever still holds them.
+// for whoever still holds them. A file found changed under its module (a
+// read past its new end, or its inode seen again with another size or
+// time) is evicted, and the module answers no more lookups for anyone.
 //
 //   ModuleCache cache(/*max_bytes=*/1 << 30);
 //   absl::StatusOr<std::shared_ptr<Module>> m = cache.GetFile("/usr/lib/...");
@@ -88,6 +90,10 @@ class ModuleCache {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Evict(absl::flat_hash_map<std::string, Entry>::iterator it)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // When `inode` ("file:DEV:INO:") was last seen with another `stamp`
+  // (size, mtime, ctime), its modules are marked changed and evicted.
+  void ForgetIfRewritten(const std::string& inode, const std::string& stamp)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The part of a key that says how a module looks for debug information.
   static std::string DebugFlavor(const DebugLookup& debug);
 
@@ -97,6 +103,8 @@ class ModuleCache {
   absl::flat_hash_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
   // [flavor] build-id -> the key of an entry holding that module.
   absl::flat_hash_map<std::string, std::string> by_build_id_ ABSL_GUARDED_BY(mu_);
+  // "file:DEV:INO:" -> the stamp it was last opened with.
+  absl::flat_hash_map<std::string, std::string> stamps_ ABSL_GUARDED_BY(mu_);
   uint64_t tick_ ABSL_GUARDED_BY(mu_) = 0;
   Stats stats_ ABSL_GUARDED_BY(mu_);
 };

@@ -10,6 +10,7 @@
 #include <limits>
 #include <utility>
 
+#include "memory/file_mapping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -30,16 +31,25 @@ class FileReader final : public PerfDataReader {
  public:
   static constexpr size_t kWindow = 1 << 20;
 
-  // In memory: `base` (munmap'ed at the end when `mapped`).
-  FileReader(Limits limits, const uint8_t* base, size_t size, bool mapped)
-      : PerfDataReader(limits), base_(base), size_(size), mapped_(mapped),
+  // In memory: `base`, a caller's buffer.
+  FileReader(Limits limits, const uint8_t* base, size_t size)
+      : PerfDataReader(limits), base_(base), size_(size),
         bytes_(std::make_unique<SpanFileBytes>(absl::MakeConstSpan(base, size))) {}
+  // A whole file, mapped.
+  FileReader(Limits limits, std::unique_ptr<memory::FileMapping> mapping)
+      : FileReader(limits, mapping->bytes().data(), mapping->bytes().size()) {
+    mapping_ = std::move(mapping);
+  }
   // Through pread on `fd`.
   FileReader(Limits limits, memory::ScopedFd fd, size_t size)
       : PerfDataReader(limits), size_(size), fd_(std::move(fd)),
         bytes_(std::make_unique<PreadFileBytes>(fd_.get(), size)) {}
-  ~FileReader() override {
-    if (mapped_ && base_ != nullptr) munmap(const_cast<uint8_t*>(base_), size_);
+
+  // Init, and DataLoss if the mapped file shrank while its headers were read.
+  absl::Status InitChecked() {
+    absl::Status s = Init();
+    if (mapping_ != nullptr && mapping_->changed()) return mapping_->Check();
+    return s;
   }
 
   absl::Status Init() {
@@ -131,6 +141,23 @@ class FileReader final : public PerfDataReader {
   // Records read through the window are gone from it by delivery time.
   bool MustCopy() const override { return base_ == nullptr; }
 
+  absl::Status CheckRecord(absl::Span<const uint8_t> record) override {
+    if (mapping_ == nullptr) return absl::OkStatus();
+    if (record.empty()) return mapping_->Check();
+    // One read per page of the record, so that a page past the file's new
+    // end is found now (and flagged) rather than by the handler. A record
+    // before the first page that read as zeros is still good (a partial
+    // result, as with pread).
+    const volatile uint8_t* p = record.data();
+    uint8_t sink = 0;
+    for (size_t i = 0; i < record.size(); i += 4096) sink ^= p[i];
+    sink ^= p[record.size() - 1];
+    (void)sink;
+    const uint64_t end = static_cast<uint64_t>(record.data() - base_) + record.size();
+    if (end <= mapping_->intact_bytes()) return absl::OkStatus();
+    return mapping_->Check();
+  }
+
  private:
   // `n` (<= 64 KiB) bytes at file offset `offset`, valid until the next
   // call (a span of the mapping, or of the window after a pread).
@@ -161,7 +188,7 @@ class FileReader final : public PerfDataReader {
 
   const uint8_t* base_ = nullptr;
   size_t size_;
-  bool mapped_ = false;
+  std::unique_ptr<memory::FileMapping> mapping_;  // null: not a mapped file
   memory::ScopedFd fd_;
   std::unique_ptr<FileBytes> bytes_;
   std::vector<uint8_t> window_;
@@ -293,14 +320,14 @@ absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenFile(
   }
   std::unique_ptr<FileReader> r;
   if (access == FileAccess::kMap) {
-    void* map = mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-    if (map == MAP_FAILED) return absl::ErrnoToStatus(errno, absl::StrCat("mmap ", path));
-    r = std::unique_ptr<FileReader>(new FileReader(
-        limits, static_cast<const uint8_t*>(map), st.st_size, /*mapped=*/true));
+    absl::StatusOr<std::unique_ptr<memory::FileMapping>> map =
+        memory::FileMapping::Map(fd.get(), static_cast<uint64_t>(st.st_size), path);
+    if (!map.ok()) return map.status();
+    r = std::unique_ptr<FileReader>(new FileReader(limits, *std::move(map)));
   } else {
     r = std::unique_ptr<FileReader>(new FileReader(limits, std::move(fd), st.st_size));
   }
-  absl::Status s = r->Init();
+  absl::Status s = r->InitChecked();
   if (!s.ok()) return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
   return std::unique_ptr<PerfDataReader>(std::move(r));
 }
@@ -316,7 +343,7 @@ absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenStream(
 absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenBuffer(
     absl::Span<const uint8_t> bytes, Limits limits) {
   auto r = std::unique_ptr<FileReader>(
-      new FileReader(limits, bytes.data(), bytes.size(), /*mapped=*/false));
+      new FileReader(limits, bytes.data(), bytes.size()));
   absl::Status s = r->Init();
   if (!s.ok()) return s;
   return std::unique_ptr<PerfDataReader>(std::move(r));
@@ -365,7 +392,11 @@ absl::Status PerfDataReader::Read(EventHandler& handler) {
     uint64_t offset;
     bool truncated;
     status = NextRecord(rec, offset, truncated);
-    if (!status.ok()) break;
+    if (!status.ok()) {
+      // Zeros of a file truncated under its mapping make bad framing: say so.
+      if (absl::Status c = CheckRecord({}); !c.ok()) status = c;
+      break;
+    }
     if (truncated) {
       Warn(offset, "the data ends inside this record (truncated file?); "
                    "the records before it are used");
@@ -632,6 +663,7 @@ absl::Status DecodeEvent(absl::Span<const uint8_t> rec, const AttrSet& attrs,
 
 absl::Status PerfDataReader::Deliver(absl::Span<const uint8_t> rec, uint64_t offset,
                                      int attr_index, EventHandler& handler) {
+  if (absl::Status c = CheckRecord(rec); !c.ok()) return c;
   Event e;
   e.offset = offset;
   absl::Status decoded = DecodeEvent(rec, attrs_, attr_index, e);

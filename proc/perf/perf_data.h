@@ -98,10 +98,10 @@ struct ReadStats {
   uint64_t max_queued = 0;
 };
 
-// How OpenFile reads a regular file. kMap is the fastest, but a mapping
-// raises SIGBUS if someone truncates the file while it is read; for files
-// another party can write (a server reading a caller's file), use kRead:
-// pread through a 1 MiB window, the shrunk file then being DataLoss.
+// How OpenFile reads a regular file. kMap is the fastest; a file truncated
+// while it is mapped reads as zeros past its new end (the SIGBUS guard of
+// memory/file_mapping.h) and the next record delivered is DataLoss. kRead:
+// pread through a 1 MiB window, the shrunk file then being DataLoss too.
 enum class FileAccess { kMap, kRead };
 
 class PerfDataReader {
@@ -156,6 +156,12 @@ class PerfDataReader {
   virtual absl::Span<const uint8_t> RecordAt(uint64_t offset, uint32_t size) = 0;
   // Whether queued records must be copied (streams).
   virtual bool MustCopy() const = 0;
+  // DataLoss if `record` (its bytes in the input) can no longer be
+  // trusted: a mapped file truncated under it reads as zeros
+  // (memory/file_mapping.h). Checked before each record is delivered.
+  virtual absl::Status CheckRecord(absl::Span<const uint8_t> record) {
+    return absl::OkStatus();
+  }
   // Adds a warning, prefixed with the offset unless it is 0.
   void Warn(uint64_t offset, absl::string_view what);
 

@@ -161,6 +161,27 @@ TEST(PerfDataReader, ReadFileThatShrinksIsDataLossNotSigbus) {
   EXPECT_LT(c.ips.size(), 30000u);
 }
 
+// The same with the file mapped (the CLI's way): the pages past the new
+// end read as zeros instead of raising SIGBUS, and the next record is
+// DataLoss (issue 14, file races).
+TEST(PerfDataReader, MappedFileThatShrinksIsDataLossNotSigbus) {
+  PerfDataWriter w;
+  EventAttr a = testing::DwarfCallGraphAttr();
+  w.AddAttr(a);
+  for (uint64_t t = 1; t <= 30000; ++t) w.Add(Sample(a, t, t));
+  const std::vector<uint8_t> bytes = w.FileBytes();
+  const std::string path = WriteTemp(bytes, "shrinks_mapped.data");
+  auto r = PerfDataReader::OpenFile(path, {}, FileAccess::kMap);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(truncate(path.c_str(), 1 << 20), 0);
+  Collect c;
+  absl::Status st = (*r)->Read(c);
+  EXPECT_TRUE(absl::IsDataLoss(st)) << st;
+  EXPECT_NE(st.message().find("changed while it was read"), absl::string_view::npos) << st;
+  EXPECT_GT(c.ips.size(), 0u);
+  EXPECT_LT(c.ips.size(), 30000u);
+}
+
 TEST(PerfDataReader, PipeModeFromBufferAndStream) {
   std::vector<uint8_t> bytes = TwoRounds().PipeBytes();
   auto r = PerfDataReader::OpenBuffer(bytes);

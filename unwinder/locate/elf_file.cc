@@ -128,8 +128,18 @@ absl::StatusOr<ElfFile> ElfFile::Open(const std::string& path) {
   }
   ElfFile f;
   f.name_ = path;
-  f.elf_ = elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr);
+  // Mapped by us and registered with the SIGBUS guard before libelf reads
+  // it: the file may be truncated while we read it (memory/file_mapping.h).
+  absl::StatusOr<std::unique_ptr<memory::FileMapping>> mapping =
+      memory::FileMapping::Map(fd.get(), static_cast<uint64_t>(st.st_size), path);
+  if (!mapping.ok()) return mapping.status();
+  f.mapping_ = *std::move(mapping);
   f.fd_ = fd.release();
+  if (f.mapping_->bytes().size() < EI_NIDENT) {
+    return absl::DataLossError(absl::StrFormat("%s is not an ELF file", path));
+  }
+  f.elf_ = elf_memory(reinterpret_cast<char*>(f.mapping_->mutable_data()),
+                      f.mapping_->bytes().size());
   if (f.elf_ == nullptr) return ElfError("cannot read ELF", path);
   if (elf_kind(f.elf_) != ELF_K_ELF) {
     return absl::DataLossError(absl::StrFormat("%s is not an ELF file", path));
@@ -166,6 +176,7 @@ ElfFile& ElfFile::operator=(ElfFile&& other) noexcept {
     elf_ = std::exchange(other.elf_, nullptr);
     fd_ = std::exchange(other.fd_, -1);
     image_ = std::move(other.image_);
+    mapping_ = std::move(other.mapping_);
   }
   return *this;
 }
@@ -178,6 +189,7 @@ void ElfFile::Reset() {
   elf_ = nullptr;
   fd_ = -1;
   image_.reset();
+  mapping_.reset();  // after elf_end: libelf points into it
 }
 
 Elf_Scn* ElfFile::FindSection(absl::string_view name) const {
@@ -258,6 +270,9 @@ absl::StatusOr<ElfFacts> ElfFile::Facts() const {
             ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR));
       }
     }
+  }
+  if (changed()) {
+    return absl::DataLossError(absl::StrFormat("%s changed while it was read", name_));
   }
   return facts;
 }

@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "memory/file_mapping.h"
 
 typedef struct Elf Elf;
 typedef struct Elf_Scn Elf_Scn;
@@ -72,7 +73,11 @@ class ElfFile {
     return image_;
   }
 
+  // Facts() fails with DataLoss if the file was found truncated meanwhile.
   absl::StatusOr<ElfFacts> Facts() const;
+  // Whether a read of the file hit a page past its new end (a truncation
+  // since it was opened: memory/file_mapping.h). False for images.
+  bool changed() const { return mapping_ != nullptr && mapping_->changed(); }
 
   // The section called `name`; nullptr if there is none (or no section
   // headers).
@@ -88,6 +93,8 @@ class ElfFile {
   Elf* elf_ = nullptr;
   int fd_ = -1;
   std::shared_ptr<const std::vector<uint8_t>> image_;
+  // The file's bytes (Open only), guarded against truncation.
+  std::unique_ptr<memory::FileMapping> mapping_;
 };
 
 // Parses the contents of a .gnu_debuglink section. DataLoss for a name
