@@ -18,11 +18,13 @@ absl::StatusOr<arch::RegisterSet> RegistersFromPerf(
         values.size()));
   }
   size_t next = 0;
+  const uint64_t width = regs.mask();  // once, not per register
   for (uint64_t rest = mask; rest != 0; rest &= rest - 1) {
     const int bit = __builtin_ctzll(rest);
     const uint64_t v = values[next++];
-    if (static_cast<size_t>(bit) < table.size() && table[bit] >= 0) {
-      regs.Set(table[bit], v);
+    if (static_cast<size_t>(bit) < table.size() && table[bit] >= 0 &&
+        table[bit] < arch::kMaxRegisters) {
+      regs.SetUnchecked(table[bit], v & width);
     }
   }
   if (next != values.size()) {

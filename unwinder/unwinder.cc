@@ -140,8 +140,11 @@ Step FramePointerStep(memory::Memory& memory, const arch::RegisterSet& regs,
                    memory, regs, 0);
 }
 
-Step StepOnce(MappedModule* mm, memory::Memory& memory,
-              const arch::RegisterSet& regs, const StepContext& ctx) {
+// Not inlined into the step loop: the loop's warm path (a cached compact
+// row) then keeps its state in registers instead of spilling it around
+// this general path's code.
+[[gnu::noinline]] Step StepOnce(MappedModule* mm, memory::Memory& memory,
+                                const arch::RegisterSet& regs, const StepContext& ctx) {
   if (mm != nullptr && mm->module != nullptr) {
     ModuleCodeMemory code(*mm);
     Step s = SignalTrampolineStep(code, memory, regs, ctx.at, ctx.sp_exact);

@@ -29,21 +29,6 @@ struct SamplePipeline::Worker {
   SampleFormatter format;   // this worker's own, or null
 };
 
-namespace {
-
-// A sample's stack copy is read nowhere before its unwind, and in a mapped
-// perf.data it is cold: the walk's first read of each cache line waited for
-// memory (a quarter of the walk's time). Asking for the next sample's lines
-// while this one unwinds overlaps those waits with work.
-void PrefetchStack(absl::Span<const uint8_t> stack) {
-  constexpr size_t kLine = 64;
-  constexpr size_t kMaxBytes = 64 << 10;  // bounded work per sample
-  const size_t n = std::min(stack.size(), kMaxBytes);
-  for (size_t off = 0; off < n; off += kLine) __builtin_prefetch(stack.data() + off);
-}
-
-}  // namespace
-
 void UnwoundSample::Reset() {
   comm.clear();
   pid = tid = 0;
@@ -147,7 +132,6 @@ void SamplePipeline::Work(Worker& w) {
     }
     for (size_t i = 0; i < batch.size; ++i) {
       UnwoundSample& s = batch.samples[i];
-      if (i + 1 < batch.size) PrefetchStack(batch.samples[i + 1].stack);
       if (!s.error.empty()) continue;
       auto it = w.spaces.find(s.target_id);
       if (it == w.spaces.end()) {
