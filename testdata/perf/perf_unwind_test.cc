@@ -288,15 +288,15 @@ bool IsSigreturnTrampoline(const Frame& f) {
 }
 
 // perf script's listing of a recording's task and mmap events
-// (--show-task-events --show-mmap-events): per pid, the times (µs, as perf
-// prints them) of its exec COMM records and of its executable MMAP2s.
+// (--show-task-events --show-mmap-events --ns): per pid, the times (ns) of
+// its exec COMM records and of its executable MMAP2s.
 struct ExecEvents {
-  std::map<uint32_t, std::vector<uint64_t>> exec_us, code_mmap_us;
+  std::map<uint32_t, std::vector<uint64_t>> exec_ns, code_mmap_ns;
 };
 
 absl::StatusOr<ExecEvents> ListExecEvents(const std::string& data) {
   absl::StatusOr<std::string> text = proc::perf::testing::PerfScript(
-      data, {"--show-task-events", "--show-mmap-events", "-F", "pid,tid,time"});
+      data, {"--show-task-events", "--show-mmap-events", "--ns", "-F", "pid,tid,time"});
   if (!text.ok()) return text.status();
   ExecEvents out;
   for (absl::string_view line : absl::StrSplit(*text, '\n')) {
@@ -308,32 +308,31 @@ absl::StatusOr<ExecEvents> ListExecEvents(const std::string& data) {
     std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
     if (f.size() < 2) continue;
     uint32_t pid = 0;
-    uint64_t sec = 0, usec = 0;
+    uint64_t sec = 0, nsec = 0;
     std::vector<absl::string_view> t = absl::StrSplit(absl::StripSuffix(f[1], ":"), '.');
     if (!absl::SimpleAtoi(f[0].substr(0, f[0].find('/')), &pid) || t.size() != 2 ||
-        !absl::SimpleAtoi(t[0], &sec) || !absl::SimpleAtoi(t[1], &usec)) {
+        t[1].size() != 9 || !absl::SimpleAtoi(t[0], &sec) || !absl::SimpleAtoi(t[1], &nsec)) {
       continue;
     }
-    (exec ? out.exec_us : out.code_mmap_us)[pid].push_back(sec * 1000000 + usec);
+    (exec ? out.exec_ns : out.code_mmap_ns)[pid].push_back(sec * 1000000000 + nsec);
   }
   return out;
 }
 
-// perf's listing shows `pid` exec'ed before `time_ns` and mapped no code
-// between that exec and the sample (strictly, at perf's microseconds).
+// perf's listing shows `pid` exec'ed at or before `time_ns` and mapped no
+// code between that exec and the sample.
 bool InsideExecve(const ExecEvents& e, uint32_t pid, uint64_t time_ns) {
-  const uint64_t us = time_ns / 1000;
-  auto execs = e.exec_us.find(pid);
-  if (execs == e.exec_us.end()) return false;
+  auto execs = e.exec_ns.find(pid);
+  if (execs == e.exec_ns.end()) return false;
   uint64_t last_exec = 0;
   bool found = false;
   for (uint64_t t : execs->second) {
-    if (t < us) last_exec = std::max(last_exec, t), found = true;
+    if (t <= time_ns) last_exec = std::max(last_exec, t), found = true;
   }
   if (!found) return false;
-  if (auto maps = e.code_mmap_us.find(pid); maps != e.code_mmap_us.end()) {
+  if (auto maps = e.code_mmap_ns.find(pid); maps != e.code_mmap_ns.end()) {
     for (uint64_t t : maps->second) {
-      if (t >= last_exec && t <= us) return false;
+      if (t >= last_exec && t <= time_ns) return false;
     }
   }
   return true;
@@ -436,7 +435,8 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
       cause = "empty_stack_copy_perf_prints_nothing";
     } else if (t.user.empty() && o.user.size() == 1 && o.stack_end > o.stack_start &&
                o.stop == unwinder::StopReason::kMemoryError &&
-               SlotPastCopy(o.stop_detail, o.stack_end) && !NoFde(o.user[0])) {
+               SlotPastCopy(o.stop_detail, o.stack_end) && o.user[0].dso != "[unknown]" &&
+               !NoFde(o.user[0])) {
       // A process's first samples (the dynamic loader's start-up): perf
       // prints no user frame at all, not even the sampled PC, while its
       // per-process unwinder is not set up yet (tools/perf/util/
