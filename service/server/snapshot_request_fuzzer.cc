@@ -38,7 +38,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <iterator>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -52,9 +54,11 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/hash/hash.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/stubs/logging.h"
 #include "proc/core_target.h"
 #include "proto/unwinder.pb.h"
@@ -78,7 +82,8 @@ constexpr size_t kSeedStack = 4 << 10;
 struct Fixture {
   std::string root;                 // the copies' directory in /tmp
   std::vector<std::string> names;   // the copies' names in it, then "missing"
-  // A path the core recorded -> its file's name in `names`.
+  // A path the core recorded -> its file's name in `names` (the same
+  // base name).
   absl::flat_hash_map<std::string, std::string> known;
   unwinder::ModuleCache cache{256 << 20};
   ServerBinaries binaries;
@@ -99,8 +104,11 @@ void RemoveRoot() {
   if (fixture != nullptr) std::filesystem::remove_all(fixture->root, ec);
 }
 
-// Copies the fixture's files where `nobody` may read them (the runfiles
-// tree is under root's home), 0755 directory, 0644 files.
+// Copies the fixture's files where nobody can read them (the runfiles
+// tree is under root's home), 0755 directory, 0644 files. Removed at exit
+// (left behind if the process dies on a finding). A fuzzer that does not
+// run as root cannot open files as nobody (no CAP_SETUID): the server
+// then opens none, and only the file-less paths are fuzzed.
 void CopyFiles(const std::string& dir, Fixture& f) {
   char tmpl[] = "/tmp/snapfuzzXXXXXX";
   if (mkdtemp(tmpl) == nullptr) Die("mkdtemp failed");
@@ -121,15 +129,22 @@ void CopyFiles(const std::string& dir, Fixture& f) {
   std::atexit(RemoveRoot);
 }
 
+// FNV-1a: the same file for the same path in every run (absl::Hash is
+// seeded per process), so that a crashing input replays the same way.
+uint64_t StableHash(const std::string& s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
 // Where the server will look for `path`: a copy (or the missing file), as
 // an absolute path or, under a sysroot (`rooted`), relative to it.
 void ConfinePath(std::string* path, bool rooted) {
   if (path->empty() || (*path)[0] == '[' || path->size() > PATH_MAX) return;
   auto it = fixture->known.find(*path);
   const std::string& name =
-      it != fixture->known.end()
-          ? it->second
-          : fixture->names[absl::Hash<std::string>()(*path) % fixture->names.size()];
+      it != fixture->known.end() ? it->second
+                                 : fixture->names[StableHash(*path) % fixture->names.size()];
   *path = absl::StrCat(rooted ? "" : fixture->root, "/", name);
 }
 
@@ -220,7 +235,15 @@ void Run(const uint8_t* data, size_t size) {
 constexpr int kPerfToDwarf[] = {0, 3, 2, 1, 4, 5, 6, 7, 16};
 
 void Write(const std::string& dir, const std::string& name, const v1::SnapshotBatch& b) {
-  std::ofstream(absl::StrCat(dir, "/", name), std::ios::binary) << b.SerializeAsString();
+  // Deterministic: the registers are a map, whose order would vary.
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream s(&bytes);
+    google::protobuf::io::CodedOutputStream out(&s);
+    out.SetSerializationDeterministic(true);
+    if (!b.SerializeToCodedStream(&out)) Die("cannot serialise a seed");
+  }
+  std::ofstream(absl::StrCat(dir, "/", name), std::ios::binary) << bytes;
 }
 
 // Requests from the core's threads, in the shapes profilers send.
@@ -374,13 +397,15 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   unwindd::service::fixture = f;
   unwindd::service::CopyFiles(dir, *f);
   for (const unwindd::proc::Mapping& m : (*core)->mappings()) {
-    if (!m.IsFileBacked()) continue;
-    for (const std::string& path : (*core)->FileCandidates(m)) {
-      // Only the fixture's files, not a host file at the recorded path.
-      if (path.rfind(dir, 0) != 0 || access(path.c_str(), R_OK) != 0) continue;
-      f->known[m.path] = std::filesystem::path(path).filename();
-      break;
+    const std::string name = std::filesystem::path(m.path).filename();
+    // (Not Mapping::IsFileBacked: a core's NT_FILE records no inode.)
+    if (absl::StartsWith(m.path, "/") &&
+        std::count(f->names.begin(), f->names.end() - 1, name) > 0) {
+      f->known[m.path] = name;
     }
+  }
+  if (f->known.size() < std::size(unwindd::service::kFiles)) {
+    unwindd::service::Die("the fixture core does not map all of its files");
   }
   f->binaries.debug_dirs = {f->root + "/debug"};
   f->vdso = unwindd::service::ReadOwnVdso(f->cache);
