@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "service/common/convert.h"
 #include "service/server/core_files.h"
+#include "service/server/snapshot_messages.h"
 #include "service/server/unwind.h"
 
 namespace unwindd::service {
@@ -406,22 +407,13 @@ class UnwinderService::SnapshotStream {
     return grpc::ByteBuffer(&slice, 1);
   }
 
-  // The tables of a batch, before its samples. InvalidArgument (ending
-  // the stream) for a table without an id: no sample could name it, so no
-  // sample could be told. Other refusals answer the samples naming them.
+  // The checks and tables of a batch, before its samples (BeginBatch):
+  // InvalidArgument (ending the stream) for too many samples or a table
+  // without an id. Other refusals answer the samples naming them.
   absl::Status DefineTables(const v1::SnapshotBatch& batch) {
-    for (const v1::MappingTable& t : batch.mapping_tables()) {
-      if (t.id() == 0) {
-        return absl::InvalidArgumentError(
-            "a SnapshotBatch carries a MappingTable without an id");
-      }
-      session_->DefineTable(t).IgnoreError();
-    }
-    return absl::OkStatus();
+    return BeginBatch(*session_, batch);
   }
-  void ReleaseTables(const v1::SnapshotBatch& batch) {
-    for (uint64_t id : batch.release_mapping_table_ids()) session_->ReleaseTable(id);
-  }
+  void ReleaseTables(const v1::SnapshotBatch& batch) { EndBatch(*session_, batch); }
 
   // Between messages: the counters the stream's samples added.
   void Flush() { log_.Flush(); }
@@ -437,20 +429,13 @@ class UnwinderService::SnapshotStream {
   // next sample.
   void Answer(const v1::SnapshotRequest& request, const std::atomic<bool>* cancel,
               const absl::Status& error, bool batch) {
-    answer_.Clear();
-    answer_.sample_id = request.sample_id();
     unwinder::StopReason stop = unwinder::StopReason::kEndOfStack;
-    absl::Status s = error.ok() ? session_->Unwind(request, cancel, &answer_, &stop) : error;
+    absl::Status s =
+        AnswerSample(*session_, request, cancel, error, batch, &answer_, &out_, &stop);
     if (s.ok()) {
       log_.AddStack(stop, answer_.frames.size());
     } else {
       log_.AddSampleError(s.code());
-      answer_.error = s;
-    }
-    if (batch) {
-      AppendBatchElement(answer_, &out_);
-    } else {
-      AppendSnapshotResponse(answer_, &out_);
     }
   }
 
@@ -493,10 +478,6 @@ grpc::Status UnwinderService::StreamSnapshotBatches(
   v1::SnapshotBatch batch;
   while (stream->Read(&batch)) {
     Busy busy(this);
-    if (batch.samples_size() > kMaxSamplesPerBatch) {
-      return samples.Finish(absl::InvalidArgumentError(absl::StrFormat(
-          "a batch of %d samples; at most %d", batch.samples_size(), kMaxSamplesPerBatch)));
-    }
     if (absl::Status s = samples.DefineTables(batch); !s.ok()) return samples.Finish(s);
     absl::Status s = samples.Samples(
         batch.samples_size(),

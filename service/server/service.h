@@ -96,8 +96,6 @@ class UnwinderService final : public v1::Unwinder::Service {
 
  private:
   class SnapshotStream;
-  // UnwindSnapshotBatches: the most samples one message may carry.
-  static constexpr int kMaxSamplesPerBatch = 1024;
   // The methods' indexes in the generated service (their order in
   // proto/unwinder.proto).
   static constexpr int kUnwindSnapshotsMethod = 2;

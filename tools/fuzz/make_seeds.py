@@ -7,8 +7,9 @@ makes SEEDS_DIR/<target>/... in each target's input layout (the comment at
 the top of each *_fuzzer.cc). tools/fuzz/minimize_corpus.sh then merges them
 into the committed corpora with libFuzzer's -merge=1, which keeps only the
 inputs that add coverage. Needs binutils (readelf, objcopy), gcc and zstd;
-the whole-walk seeds come from the built fuzzer itself
-(UNWINDD_WRITE_WALK_SEEDS).
+the whole-walk and snapshot-request seeds come from the built fuzzers
+themselves (UNWINDD_WRITE_WALK_SEEDS, UNWINDD_WRITE_SNAPSHOT_SEEDS; their
+paths are the optional 2nd and 3rd arguments).
 """
 import os
 import re
@@ -236,6 +237,13 @@ def walk_seeds(out, fuzzer):
     subprocess.run([fuzzer], env=env, check=True)
 
 
+def snapshot_seeds(out, fuzzer):
+    d = os.path.join(out, "snapshot_request_fuzzer")
+    os.makedirs(d, exist_ok=True)
+    env = dict(os.environ, UNWINDD_WRITE_SNAPSHOT_SEEDS=d)
+    subprocess.run([fuzzer], env=env, check=True)
+
+
 def main():
     out = os.path.abspath(sys.argv[1])
     cfi_seeds(out)
@@ -248,6 +256,10 @@ def main():
     if len(sys.argv) > 2:
         walk = sys.argv[2]
     walk_seeds(out, walk)
+    snapshot = os.path.join(ROOT, "bazel-bin/service/server/snapshot_request_fuzzer")
+    if len(sys.argv) > 3:
+        snapshot = sys.argv[3]
+    snapshot_seeds(out, snapshot)
 
 
 if __name__ == "__main__":
