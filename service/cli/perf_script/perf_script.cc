@@ -1,6 +1,7 @@
 #include "service/cli/perf_script/perf_script.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "absl/strings/match.h"
@@ -21,15 +22,33 @@ bool IdentityMapped(const std::string& path) {
 
 namespace {
 
+// "00" .. "ff": two digits per table load in WriteHex16.
+constexpr std::array<char, 512> kHexPairs = [] {
+  std::array<char, 512> t{};
+  constexpr char kDigits[] = "0123456789abcdef";
+  for (int i = 0; i < 256; ++i) {
+    t[2 * i] = kDigits[i >> 4];
+    t[2 * i + 1] = kDigits[i & 0xf];
+  }
+  return t;
+}();
+
 // Writes `v` as lowercase hex at `p`, right-aligned in 16 columns
 // (printf's "%16x"; a uint64_t has at most 16 digits); returns the end.
+// Two digits per step: this runs for every frame line.
 char* WriteHex16(char* p, uint64_t v) {
+  std::memset(p, ' ', 16);
   char* d = p + 16;
-  do {
-    *--d = "0123456789abcdef"[v & 0xf];
-    v >>= 4;
-  } while (v != 0);
-  std::memset(p, ' ', d - p);
+  while (v >= 0x100) {
+    d -= 2;
+    std::memcpy(d, &kHexPairs[2 * (v & 0xff)], 2);
+    v >>= 8;
+  }
+  if (v >= 0x10) {
+    std::memcpy(d - 2, &kHexPairs[2 * v], 2);
+  } else {
+    d[-1] = kHexPairs[2 * v + 1];
+  }
   return p + 16;
 }
 
