@@ -59,20 +59,8 @@ constexpr int kDaemon = 64990;
 constexpr int kOwner = 64991;
 constexpr int kOther = 64992;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool Copy(const std::string& from, const std::string& to, mode_t mode) {
-  std::ifstream in(from, std::ios::binary);
-  std::ofstream out(to, std::ios::binary);
-  out << in.rdbuf();
-  out.close();
-  return in.good() && out.good() && chmod(to.c_str(), mode) == 0;
-}
+using testing::CopyFile;
+using testing::ReadFile;
 
 std::string UnitPath(const std::string& name) {
   return ServerTestBinary(absl::StrCat("systemd/", name));
@@ -146,15 +134,15 @@ class PrivilegeTest : public ::testing::Test {
     unit_ = ReadFile(UnitPath("unwindd.service"));
     ASSERT_FALSE(unit_.empty());
     server_ = dir_.path() + "/unwindd";
-    ASSERT_TRUE(Copy(testing::UnwinddBinary(), server_, 0755));
+    ASSERT_TRUE(CopyFile(testing::UnwinddBinary(), server_, 0755));
     client_ = dir_.path() + "/test_client";
-    ASSERT_TRUE(Copy(ServerTestBinary("test_client"), client_, 0755));
+    ASSERT_TRUE(CopyFile(ServerTestBinary("test_client"), client_, 0755));
     // The owner's files, in a directory only the owner may enter: unwindd
     // reads them with CAP_DAC_READ_SEARCH, not as its own user.
     own_dir_ = dir_.path() + "/owner";
     ASSERT_EQ(mkdir(own_dir_.c_str(), 0700), 0);
-    ASSERT_TRUE(Copy(harness::FixturePath(kFixture), own_dir_ + "/fixture", 0755));
-    ASSERT_TRUE(Copy(harness::FixturePath(kFixture), own_dir_ + "/deleted", 0755));
+    ASSERT_TRUE(CopyFile(harness::FixturePath(kFixture), own_dir_ + "/fixture", 0755));
+    ASSERT_TRUE(CopyFile(harness::FixturePath(kFixture), own_dir_ + "/deleted", 0755));
     for (const char* f : {"", "/fixture", "/deleted"}) {
       ASSERT_EQ(chown((own_dir_ + f).c_str(), kOwner, kOwner), 0);
     }
@@ -351,7 +339,7 @@ TEST_F(PrivilegeTest, RunsAsItsUnitSaysWithExactlyTheNeededCapabilities) {
   // capabilities. Nor can a caller reach the owner's file through
   // another process's /proc/PID/root.
   const std::string secret = dir_.path() + "/secret";
-  ASSERT_TRUE(Copy(harness::FixturePath(kFixture), secret, 0600));
+  ASSERT_TRUE(CopyFile(harness::FixturePath(kFixture), secret, 0600));
   EXPECT_EQ(Client(kOwner, "core", own_dir_ + "/fixture"), "INVALID_ARGUMENT frames=0\n");
   EXPECT_EQ(Client(kOwner, "core", secret), "PERMISSION_DENIED frames=0\n");
   EXPECT_EQ(Client(kOther, "core", own_dir_ + "/fixture"), "PERMISSION_DENIED frames=0\n");
@@ -483,7 +471,7 @@ TEST(SystemdUnitsTest, VerifyCleanlyAndStayHardened) {
   ASSERT_TRUE(absl::StrContains(service, "ExecStart=/usr/local/bin/unwindd "));
   absl::StrReplaceAll({{"/usr/local/bin/unwindd", testing::UnwinddBinary()}}, &service);
   std::ofstream(dir.path() + "/unwindd.service") << service;
-  ASSERT_TRUE(Copy(UnitPath("unwindd.socket"), dir.path() + "/unwindd.socket", 0644));
+  ASSERT_TRUE(CopyFile(UnitPath("unwindd.socket"), dir.path() + "/unwindd.socket", 0644));
   absl::StatusOr<harness::ToolOutput> out = harness::RunTool(
       {"systemd-analyze", "verify", dir.path() + "/unwindd.socket",
        dir.path() + "/unwindd.service"},

@@ -50,20 +50,8 @@ std::vector<FrameKey> Keys(const v1::ThreadStack& t) {
   return out;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool Copy(const std::string& from, const std::string& to, mode_t mode) {
-  std::ifstream in(from, std::ios::binary);
-  std::ofstream out(to, std::ios::binary);
-  out << in.rdbuf();
-  out.close();
-  return in.good() && out.good() && chmod(to.c_str(), mode) == 0;
-}
+using testing::CopyFile;
+using testing::ReadFile;
 
 class TlsTest : public ::testing::Test {
  protected:
@@ -108,7 +96,7 @@ class TlsTest : public ::testing::Test {
   // opens files as nobody, who cannot enter Bazel's runfiles under /root.
   harness::RunningProgram StartFixture() {
     const std::string path = dir_.path() + "/fixture";
-    EXPECT_TRUE(Copy(harness::FixturePath(kFixture), path, 0755));
+    EXPECT_TRUE(CopyFile(harness::FixturePath(kFixture), path, 0755));
     absl::StatusOr<harness::RunningProgram> p = harness::StartProgram(path);
     EXPECT_TRUE(p.ok()) << p.status();
     return std::move(*p);

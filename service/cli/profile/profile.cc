@@ -104,16 +104,7 @@ absl::Status Profile::AddSample(const ThreadLabels& thread,
                                 const SampleValues& values, size_t* stack) {
   // Everything is checked before anything changes, so that a failed call
   // leaves the profile as it was.
-  if (values.count < 0 || values.weight < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("negative sample values (count %d, weight %d)",
-                        values.count, values.weight));
-  }
-  // A stack's sums never exceed the totals, so this one check covers both.
-  if (AddOverflows(totals_.count, values.count) ||
-      AddOverflows(totals_.weight, values.weight)) {
-    return absl::OutOfRangeError("sample values overflow int64");
-  }
+  if (absl::Status s = CheckValues(values); !s.ok()) return s;
   const size_t depth = user_frames.size() + kernel_frames.size();
   if (depth > limits_.max_depth) {
     return absl::ResourceExhaustedError(absl::StrFormat(
@@ -226,19 +217,25 @@ absl::Status Profile::AddSample(const ThreadLabels& thread,
   return absl::OkStatus();
 }
 
-absl::Status Profile::AddToStack(size_t stack, const SampleValues& values) {
-  if (stack >= samples_.size()) {
-    return absl::OutOfRangeError(absl::StrFormat("no stack %u", stack));
-  }
+absl::Status Profile::CheckValues(const SampleValues& values) const {
   if (values.count < 0 || values.weight < 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("negative sample values (count %d, weight %d)",
                         values.count, values.weight));
   }
+  // A stack's sums never exceed the totals, so this one check covers both.
   if (AddOverflows(totals_.count, values.count) ||
       AddOverflows(totals_.weight, values.weight)) {
     return absl::OutOfRangeError("sample values overflow int64");
   }
+  return absl::OkStatus();
+}
+
+absl::Status Profile::AddToStack(size_t stack, const SampleValues& values) {
+  if (stack >= samples_.size()) {
+    return absl::OutOfRangeError(absl::StrFormat("no stack %u", stack));
+  }
+  if (absl::Status s = CheckValues(values); !s.ok()) return s;
   SampleValues& sum = samples_[stack].values;
   sum.count += values.count;
   sum.weight += values.weight;

@@ -208,6 +208,9 @@ class Profile {
   const SampleValues& totals() const { return totals_; }
 
  private:
+  // Non-negative values whose sums stay within int64 (InvalidArgument /
+  // OutOfRange otherwise).
+  absl::Status CheckValues(const SampleValues& values) const;
   absl::Status CheckFrame(const Frame& frame, bool kernel) const;
   void KernelModule(uint64_t lo, uint64_t hi);
 

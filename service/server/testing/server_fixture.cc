@@ -24,13 +24,6 @@
 namespace unwindd::service::testing {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 int CountDir(const std::string& path) {
   DIR* d = opendir(path.c_str());
   if (d == nullptr) return -1;
@@ -207,6 +200,21 @@ TempDir::~TempDir() {
     _exit(127);
   }
   if (pid > 0) waitpid(pid, nullptr, 0);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool CopyFile(const std::string& from, const std::string& to, mode_t mode) {
+  std::ifstream in(from, std::ios::binary);
+  std::ofstream out(to, std::ios::binary);
+  out << in.rdbuf();
+  out.close();
+  return in.good() && out.good() && chmod(to.c_str(), mode) == 0;
 }
 
 }  // namespace unwindd::service::testing

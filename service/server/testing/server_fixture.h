@@ -29,6 +29,11 @@ std::string ServiceBinary(const std::string& name);
 // A test binary or fixture of //service/server ("test_client").
 std::string ServerTestBinary(const std::string& name);
 
+// The whole file ("" if it cannot be read).
+std::string ReadFile(const std::string& path);
+// Copies `from` to `to` (created or truncated) and gives it `mode`.
+bool CopyFile(const std::string& from, const std::string& to, mode_t mode);
+
 class ServerProcess {
  public:
   // Starts unwindd listening on DIR/unwindd.sock with its request log in
