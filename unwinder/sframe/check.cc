@@ -90,12 +90,14 @@ std::string Differences(const Outcome& s, const Outcome& e) {
 
 class Checker {
  public:
-  Checker(Module& module, const SframeSection& sframe, CheckReport& report)
+  Checker(Module& module, const SframeSection& sframe, const CheckLimits& limits,
+          CheckReport& report)
       : module_(module),
         sframe_(sframe),
         report_(report),
-        max_steps_(kCheckStepsBase +
-                   kCheckStepsPerFileByte * module.image_size()) {}
+        max_pcs_per_function_(limits.max_pcs_per_function),
+        max_steps_(limits.steps_base +
+                   limits.steps_per_file_byte * module.image_size()) {}
 
   void CheckFde(const Fde& fde);
   // The step budget is spent: no further FDE is checked.
@@ -113,6 +115,7 @@ class Checker {
   const SframeSection& sframe_;
   CheckReport& report_;
   const SourcePolicy eh_only_ = SourcePolicy::Of({Source::kEhFrame});
+  const uint64_t max_pcs_per_function_;
   const uint64_t max_steps_;
   uint64_t steps_ = 0;  // row lookups and comparisons so far
 };
@@ -131,7 +134,7 @@ void Checker::CheckFde(const Fde& fde) {
   // the per-function limit.
   const uint64_t in_file = module_.ImageBytesAt(fde.func_start).size();
   const uint64_t size = std::min<uint64_t>(
-      {fde.func_size, in_file, kMaxCheckedPcsPerFunction});
+      {fde.func_size, in_file, max_pcs_per_function_});
   const uint64_t end = fde.func_start + size;
   if (size < fde.func_size) {
     report_.errors.push_back(absl::StrFormat(
@@ -139,7 +142,7 @@ void Checker::CheckFde(const Fde& fde) {
         "0x%x (at most 0x%x are checked per function); checked 0x%x-0x%x "
         "only",
         fde.index, fde.func_start, fde.func_size, in_file,
-        kMaxCheckedPcsPerFunction, fde.func_start, end));
+        max_pcs_per_function_, fde.func_start, end));
   }
   // Only FREs that start inside a block cover any of it: with those alone,
   // the loops below take at most one step per PC, however many FREs the
@@ -226,7 +229,8 @@ void Checker::Record(const Fde& fde, uint64_t lo, uint64_t hi, std::string what,
 
 }  // namespace
 
-absl::StatusOr<CheckReport> CheckSframe(Module& module) {
+absl::StatusOr<CheckReport> CheckSframe(Module& module,
+                                        const CheckLimits& limits) {
   const SframeSection* sframe = module.sframe();
   if (sframe == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -240,7 +244,7 @@ absl::StatusOr<CheckReport> CheckSframe(Module& module) {
   CheckReport report;
   report.file = module.name();
   report.sframe_version = sframe->header().version;
-  Checker checker(module, *sframe, report);
+  Checker checker(module, *sframe, limits, report);
   for (uint32_t i = 0; i < sframe->num_fdes(); ++i) {
     if (checker.exhausted()) {
       report.errors.push_back(absl::StrFormat(

@@ -60,9 +60,18 @@ inline constexpr uint64_t kMaxCheckedPcsPerFunction = uint64_t{1} << 20;
 inline constexpr uint64_t kCheckStepsBase = uint64_t{1} << 16;
 inline constexpr uint64_t kCheckStepsPerFileByte = 4;
 
+// The bounds above, as one check applies them (a fuzzer or a test may
+// tighten them; the CLI uses the defaults).
+struct CheckLimits {
+  uint64_t max_pcs_per_function = kMaxCheckedPcsPerFunction;
+  uint64_t steps_base = kCheckStepsBase;
+  uint64_t steps_per_file_byte = kCheckStepsPerFileByte;
+};
+
 // FailedPrecondition if the module has no usable .sframe (the message says
 // why) or no .eh_frame.
-absl::StatusOr<CheckReport> CheckSframe(Module& module);
+absl::StatusOr<CheckReport> CheckSframe(Module& module,
+                                        const CheckLimits& limits = {});
 
 // A summary line, then "0x<lo>-0x<hi> in 0x<function>: <what> differ:
 // .sframe <rule> | .eh_frame <rule>" per disagreement and one line per error.
