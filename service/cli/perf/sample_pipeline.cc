@@ -20,12 +20,20 @@ struct SamplePipeline::Worker {
     std::unique_ptr<unwinder::AddressSpace> space;
     std::list<uint64_t>::iterator lru;
     // Each module's description, made the first time a frame lands in it.
-    std::vector<std::shared_ptr<const unwinder::ModuleInfo>> modules;
+    std::vector<std::unique_ptr<const unwinder::ModuleInfo>> modules;
+  };
+  // Descriptions of dropped spaces, kept until the batch being unwound when
+  // they were dropped (`seq`) has been written: its samples may point to
+  // them.
+  struct Retired {
+    uint64_t seq = 0;
+    std::vector<std::unique_ptr<const unwinder::ModuleInfo>> modules;
   };
   // Scratch: AddressSpace module index -> index in the sample's modules.
   std::vector<int> remap;
   absl::flat_hash_map<uint64_t, Space> spaces;
   std::list<uint64_t> lru;  // most recently used first
+  std::vector<Retired> retired;
   SampleFormatter format;   // this worker's own, or null
 };
 
@@ -38,7 +46,7 @@ void UnwoundSample::Reset() {
   kernel.clear();
   error.clear();
   target_id = 0;
-  mappings.reset();
+  mappings = nullptr;
   stack = {};
   stack_copy.clear();
   thread.frames.clear();
@@ -80,6 +88,14 @@ void SamplePipeline::Submit(UnwoundSample& sample) {
   Commit();
 }
 
+const std::vector<proc::SnapshotMapping>* SamplePipeline::Hold(
+    std::shared_ptr<const std::vector<proc::SnapshotMapping>> table) {
+  if (open_.tables.empty() || open_.tables.back() != table) {
+    open_.tables.push_back(std::move(table));
+  }
+  return open_.tables.back().get();
+}
+
 void SamplePipeline::Commit() {
   if (++open_.size == kBatchSamples) Flush();
 }
@@ -101,6 +117,7 @@ void SamplePipeline::Flush() {
   }
   lock.unlock();
   open_.size = 0;
+  open_.tables.clear();  // on this thread, which took the references
 }
 
 void SamplePipeline::Finish() {
@@ -130,6 +147,8 @@ void SamplePipeline::Work(Worker& w) {
       batch = std::move(todo_.front());
       todo_.pop_front();
     }
+    const uint64_t written = written_.load(std::memory_order_acquire);
+    std::erase_if(w.retired, [&](const Worker::Retired& r) { return r.seq < written; });
     for (size_t i = 0; i < batch.size; ++i) {
       UnwoundSample& s = batch.samples[i];
       if (!s.error.empty()) continue;
@@ -142,7 +161,9 @@ void SamplePipeline::Work(Worker& w) {
           continue;
         }
         if (w.spaces.size() >= kMaxTargetsPerWorker) {
-          w.spaces.erase(w.lru.back());
+          auto old = w.spaces.find(w.lru.back());
+          w.retired.push_back({batch.seq, std::move(old->second.modules)});
+          w.spaces.erase(old);
           w.lru.pop_back();
         }
         w.lru.push_front(s.target_id);
@@ -175,13 +196,13 @@ void SamplePipeline::Work(Worker& w) {
         if (f.module < 0) continue;
         int& to = w.remap[f.module];
         if (to < 0) {
-          std::shared_ptr<const unwinder::ModuleInfo>& info = space.modules[f.module];
+          std::unique_ptr<const unwinder::ModuleInfo>& info = space.modules[f.module];
           if (info == nullptr) {
-            info = std::make_shared<const unwinder::ModuleInfo>(
+            info = std::make_unique<const unwinder::ModuleInfo>(
                 unwinder::DescribeModule(mms[f.module]));
           }
           to = static_cast<int>(s.modules.size());
-          s.modules.push_back(info);
+          s.modules.push_back(info.get());
         }
         f.module = to;
       }
@@ -189,6 +210,9 @@ void SamplePipeline::Work(Worker& w) {
     if (w.format) {
       batch.text.clear();
       for (size_t i = 0; i < batch.size; ++i) w.format(batch.samples[i], &batch.text);
+      // Only the text goes on: empty the samples here, where their memory
+      // is still in this core's cache, not on the writer's.
+      for (size_t i = 0; i < batch.size; ++i) batch.samples[i].Reset();
     }
     unwound_.fetch_add(batch.size, std::memory_order_relaxed);
     {
@@ -214,12 +238,13 @@ void SamplePipeline::Write() {
       done_.erase(done_.begin());
     }
     if (workers_format_) {
-      options_.write_text(batch.text.view());
+      options_.write_text(batch.text.view());  // its samples are empty already
     } else {
       for (size_t i = 0; i < batch.size; ++i) sink_(batch.samples[i]);
+      for (size_t i = 0; i < batch.size; ++i) batch.samples[i].Reset();
     }
-    for (size_t i = 0; i < batch.size; ++i) batch.samples[i].Reset();
     ++next;
+    written_.store(next, std::memory_order_release);
     {
       std::lock_guard<std::mutex> lock(mu_);
       --in_flight_;

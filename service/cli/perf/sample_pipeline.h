@@ -70,14 +70,19 @@ struct UnwoundSample {
   // Finish).
   uint64_t target_id = 0;
   arch::Arch arch = arch::Arch::kX86_64;
-  std::shared_ptr<const std::vector<proc::SnapshotMapping>> mappings;
+  // Kept alive by the pipeline while the sample is (SamplePipeline::Hold):
+  // a pointer, not a shared_ptr, because the reader, a worker and the
+  // writer each touching a shared count per sample made the count's cache
+  // line move between cores on every sample.
+  const std::vector<proc::SnapshotMapping>* mappings = nullptr;
   arch::RegisterSet registers;
   absl::Span<const uint8_t> stack;
   std::vector<uint8_t> stack_copy;
   // The result: one thread, and the modules its frames refer to
-  // (Frame::module indexes `modules`).
+  // (Frame::module indexes `modules`; the pipeline keeps each alive until
+  // the sample has been written).
   unwinder::ThreadStack thread;
-  std::vector<std::shared_ptr<const unwinder::ModuleInfo>> modules;
+  std::vector<const unwinder::ModuleInfo*> modules;
 
   // Empties it for the next sample, keeping its buffers.
   void Reset();
@@ -117,6 +122,11 @@ class SamplePipeline {
   // goes in (empty, with recycled buffers); fill it, then Commit().
   UnwoundSample& Next() { return open_.samples[open_.size]; }
   void Commit();
+  // Keeps `table` alive until the open batch has been written, and returns
+  // it for UnwoundSample::mappings (one reference per batch and table, not
+  // one per sample).
+  const std::vector<proc::SnapshotMapping>* Hold(
+      std::shared_ptr<const std::vector<proc::SnapshotMapping>> table);
   // Unwinds what was submitted, delivers every result, joins the threads.
   void Finish();
 
@@ -128,6 +138,8 @@ class SamplePipeline {
     size_t size = 0;  // samples[0, size) are this batch's
     std::vector<UnwoundSample> samples;  // kBatchSamples, recycled
     cli::TextBuffer text;  // the samples' output, when workers format (recycled)
+    // The mapping tables its samples point to (Hold).
+    std::vector<std::shared_ptr<const std::vector<proc::SnapshotMapping>>> tables;
   };
   struct Worker;
 
@@ -154,6 +166,9 @@ class SamplePipeline {
   bool finished_ = false;
   bool workers_format_ = false;  // worker_formatter and write_text set
   std::atomic<uint64_t> unwound_{0};
+  // Batches written so far (their seq is below it): module descriptions a
+  // worker dropped while unwinding an earlier batch can be freed.
+  std::atomic<uint64_t> written_{0};
 
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;

@@ -53,7 +53,7 @@ absl::Status SampleReader::OnEvent(const proc::perf::Event& e) {
   } else {
     s.target_id = r->target_id;
     s.arch = r->arch;
-    s.mappings = std::move(r->mappings);
+    s.mappings = pipeline_.Hold(std::move(r->mappings));
     s.registers = r->registers;
     const absl::Span<const uint8_t> stack = sample.valid_stack();
     if (stacks_stay_valid_) {

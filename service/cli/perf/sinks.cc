@@ -151,7 +151,7 @@ class JsonSink : public SampleSink {
     for (size_t i = 0; i < s.thread.frames.size(); ++i) {
       const unwinder::Frame& f = s.thread.frames[i];
       text += i ? ",\n    " : "\n    ";
-      AppendFrameJson(f, f.module >= 0 ? s.modules[f.module].get() : nullptr, "", &text);
+      AppendFrameJson(f, f.module >= 0 ? s.modules[f.module] : nullptr, "", &text);
     }
     text += "]}";
     status_ = Write(out_, text);
