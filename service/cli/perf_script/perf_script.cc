@@ -4,6 +4,7 @@
 #include <array>
 #include <cstring>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/match.h"
 
 namespace unwindd::cli {
@@ -36,7 +37,7 @@ constexpr std::array<char, 512> kHexPairs = [] {
 // Writes `v` as lowercase hex at `p`, right-aligned in 16 columns
 // (printf's "%16x"; a uint64_t has at most 16 digits); returns the end.
 // Two digits per step: this runs for every frame line.
-char* WriteHex16(char* p, uint64_t v) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline char* WriteHex16(char* p, uint64_t v) {
   std::memset(p, ' ', 16);
   char* d = p + 16;
   while (v >= 0x100) {
@@ -52,16 +53,36 @@ char* WriteHex16(char* p, uint64_t v) {
   return p + 16;
 }
 
-// "%<width>u" with zero or space padding.
+// "00" "01" ... "99".
+constexpr std::array<char, 200> kDecimalPairs = [] {
+  std::array<char, 200> t{};
+  for (int i = 0; i < 100; ++i) {
+    t[2 * i] = static_cast<char>('0' + i / 10);
+    t[2 * i + 1] = static_cast<char>('0' + i % 10);
+  }
+  return t;
+}();
+
+// "%<width>u" with zero or space padding, two digits at a time.
 void AppendDecimal(uint64_t v, int width, char pad, TextBuffer* out) {
   char buf[20];
-  int n = 0;
-  do {
-    buf[19 - n++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  if (width > n) std::memset(out->Extend(width - n), pad, width - n);
-  out->Append(absl::string_view(buf + 20 - n, n));
+  char* d = buf + 20;
+  while (v >= 100) {
+    d -= 2;
+    std::memcpy(d, &kDecimalPairs[2 * (v % 100)], 2);
+    v /= 100;
+  }
+  if (v >= 10) {
+    d -= 2;
+    std::memcpy(d, &kDecimalPairs[2 * v], 2);
+  } else {
+    *--d = static_cast<char>('0' + v);
+  }
+  const int n = static_cast<int>(buf + 20 - d);
+  const int total = std::max(width, n);
+  char* p = out->Extend(total);
+  std::memset(p, pad, total - n);
+  std::memcpy(p + total - n, d, n);
 }
 
 }  // namespace
@@ -105,9 +126,7 @@ PerfScriptMappings::PerfScriptMappings(absl::Span<const proc::Mapping> mappings)
   }
 }
 
-const PerfScriptMappings::Entry* PerfScriptMappings::Find(uint64_t address,
-                                                          const Entry* hint) const {
-  if (hint != nullptr && address >= hint->start && address < hint->end) return hint;
+const PerfScriptMappings::Entry* PerfScriptMappings::Search(uint64_t address) const {
   auto it = std::upper_bound(entries_.begin(), entries_.end(), address,
                              [](uint64_t a, const Entry& e) { return a < e.start; });
   if (it == entries_.begin()) return nullptr;
@@ -119,18 +138,6 @@ PerfFrameAddress PerfScriptMappings::Address(absl::Span<const unwinder::Frame> f
                                              size_t i) const {
   const Entry* hint = nullptr;
   return AddressWithHint(frames, i, &hint);
-}
-
-PerfFrameAddress PerfScriptMappings::AddressWithHint(absl::Span<const unwinder::Frame> frames,
-                                                     size_t i, const Entry** hint) const {
-  const unwinder::Frame& f = frames[i];
-  const bool exact = i == 0 || f.method == unwinder::Method::kSignal;
-  const uint64_t lookup = exact || f.pc == 0 ? f.pc : f.pc - 1;
-  const Entry* e = Find(lookup, *hint);
-  if (e == nullptr) return {lookup, "[unknown]"};
-  *hint = e;
-  if (e->identity) return {lookup, e->dso};
-  return {lookup - e->start + e->offset, e->dso};
 }
 
 std::string FormatPerfScriptFrames(const unwinder::ThreadStack& stack,

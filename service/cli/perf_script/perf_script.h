@@ -84,9 +84,23 @@ class PerfScriptMappings {
   };
   // `hint`, a previous answer, is tried first: a stack's frames cluster
   // in a few mappings.
-  const Entry* Find(uint64_t address, const Entry* hint = nullptr) const;
+  const Entry* Find(uint64_t address, const Entry* hint = nullptr) const {
+    if (hint != nullptr && address >= hint->start && address < hint->end) return hint;
+    return Search(address);
+  }
+  const Entry* Search(uint64_t address) const;
+  // Inline: it runs for every frame of every sample.
   PerfFrameAddress AddressWithHint(absl::Span<const unwinder::Frame> frames, size_t i,
-                                   const Entry** hint) const;
+                                   const Entry** hint) const {
+    const unwinder::Frame& f = frames[i];
+    const bool exact = i == 0 || f.method == unwinder::Method::kSignal;
+    const uint64_t lookup = exact || f.pc == 0 ? f.pc : f.pc - 1;
+    const Entry* e = Find(lookup, *hint);
+    if (e == nullptr) return {lookup, "[unknown]"};
+    *hint = e;
+    if (e->identity) return {lookup, e->dso};
+    return {lookup - e->start + e->offset, e->dso};
+  }
   friend void AppendPerfScriptFrames(const unwinder::ThreadStack& stack,
                                      const PerfScriptMappings& mappings, TextBuffer* out);
   std::vector<Entry> entries_;
