@@ -144,49 +144,82 @@ std::string FormatJson(const unwinder::ProcessStacks& stacks,
 
 namespace {
 
-// Lowercase hex of `v`, at least `width` digits (zero-padded): what
-// "%0*x" prints, without a format parser per frame (the text of a whole
-// `unwind pid` is a few dozen of these).
-void AppendHex(std::string* out, uint64_t v, int width) {
-  char buf[16];
+// Lowercase hex of `v` at `p`, at least `width` (<= 16) digits, zero-padded:
+// what "%0*x" prints, without a format parser per frame. Returns the end.
+char* WriteHex(char* p, uint64_t v, int width) {
+  int n = 1;
+  while (n < 16 && (v >> (4 * n)) != 0) ++n;
+  if (n < width) n = width;
+  for (int i = n - 1; i >= 0; --i, v >>= 4) p[i] = "0123456789abcdef"[v & 0xf];
+  return p + n;
+}
+
+// Decimal `v` at `p`; returns the end.
+char* WriteDecimal(char* p, uint64_t v) {
+  char buf[20];
   int n = 0;
   do {
-    buf[n++] = "0123456789abcdef"[v & 0xf];
-    v >>= 4;
+    buf[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
   } while (v != 0);
-  for (int i = n; i < width; ++i) out->push_back('0');
-  while (n > 0) out->push_back(buf[--n]);
+  while (n > 0) *p++ = buf[--n];
+  return p;
 }
 
 }  // namespace
 
 std::string FormatText(const unwinder::ProcessStacks& stacks,
                        const CoreSummary* core, const FrameSymbols* symbols) {
+  // A line per frame, a few hundred in a deep `unwind pid`: the numbers are
+  // written through a pointer into a small buffer, the strings appended
+  // whole, into an output reserved once.
+  size_t estimate = 64;
+  for (const unwinder::ThreadStack& th : stacks.threads) {
+    estimate += 64 + th.stop_detail.size();
+    for (const unwinder::Frame& f : th.frames) {
+      estimate += 64 + (f.module >= 0 ? stacks.modules[f.module].path.size() : 0);
+    }
+  }
   std::string out;
+  out.reserve(estimate);
   if (stacks.pid != 0) {
     absl::StrAppend(&out, "PID ", stacks.pid, core ? " - core\n" : " - process\n");
   }
   if (core != nullptr) out += CoreText(*core);
+  const int width = 2 * arch::GetArchInfo(stacks.arch).address_size;
   for (size_t t = 0; t < stacks.threads.size(); ++t) {
     const unwinder::ThreadStack& th = stacks.threads[t];
     absl::StrAppend(&out, "TID ", th.tid, ":\n");
     if (th.signal) absl::StrAppend(&out, "signal: ", SignalText(*th.signal), "\n");
-    const int width = 2 * arch::GetArchInfo(stacks.arch).address_size;
     for (size_t i = 0; i < th.frames.size(); ++i) {
       const unwinder::Frame& f = th.frames[i];
       // "#%-2d 0x%0*x"
-      absl::StrAppend(&out, "#", i, i < 10 ? "  0x" : " 0x");
-      AppendHex(&out, f.pc, width);
+      char line[64];
+      char* p = line;
+      *p++ = '#';
+      p = WriteDecimal(p, i);
+      if (i < 10) *p++ = ' ';
+      *p++ = ' ';
+      *p++ = '0';
+      *p++ = 'x';
+      p = WriteHex(p, f.pc, width);
+      out.append(line, p - line);
       if (const std::string& sym = SymbolOf(symbols, t, i); !sym.empty()) {
-        absl::StrAppend(&out, " ", sym);
+        out += ' ';
+        out += sym;
       }
-      std::string note;
+      absl::string_view note;
       if (f.module >= 0) {
         const unwinder::ModuleInfo& m = stacks.modules[f.module];
-        absl::StrAppend(&out, " ", m.path);
+        out += ' ';
+        out += m.path;
         if (m.bias_known) {
-          out += "+0x";
-          AppendHex(&out, f.rel_pc, 1);
+          p = line;
+          *p++ = '+';
+          *p++ = '0';
+          *p++ = 'x';
+          p = WriteHex(p, f.rel_pc, 1);
+          out.append(line, p - line);
         }
         if (m.mismatch) {
           note = " (build-id mismatch)";
@@ -196,7 +229,12 @@ std::string FormatText(const unwinder::ProcessStacks& stacks,
           note = " (no file)";
         }
       }
-      absl::StrAppend(&out, " [", unwinder::MethodName(f.method), "]", note, "\n");
+      out += " [";
+      const absl::string_view method = unwinder::MethodName(f.method);
+      out.append(method.data(), method.size());
+      out += ']';
+      out.append(note.data(), note.size());
+      out += '\n';
     }
     absl::StrAppend(&out, "stop: ", unwinder::StopReasonName(th.stop));
     if (!th.stop_detail.empty()) absl::StrAppend(&out, " (", th.stop_detail, ")");
