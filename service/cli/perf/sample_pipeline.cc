@@ -67,8 +67,9 @@ SamplePipeline::SamplePipeline(PipelineOptions options, Sink sink)
   mallopt(M_TOP_PAD, 16 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
   workers_format_ = options_.worker_formatter != nullptr && options_.write_text != nullptr;
-  // Two batches per worker keep every worker busy while the writer drains.
-  max_in_flight_ = std::min<size_t>(kMaxBatchesInFlight, 2 * jobs + 2);
+  // Two batches per worker keep every worker busy while the writer drains,
+  // and the reader refills the second half while the first is unwound.
+  max_in_flight_ = std::min<size_t>(kMaxBatchesInFlight, 2 * jobs + 4);
   for (int i = 0; i < jobs; ++i) {
     workers_.push_back(std::make_unique<Worker>());
     if (workers_format_) workers_.back()->format = options_.worker_formatter();
@@ -104,7 +105,13 @@ void SamplePipeline::Flush() {
   if (open_.size == 0) return;
   open_.seq = next_seq_++;
   std::unique_lock<std::mutex> lock(mu_);
-  room_cv_.wait(lock, [this] { return in_flight_ < max_in_flight_; });
+  if (in_flight_ >= max_in_flight_) {
+    // Full: wait until the writer has drained half, then refill in one go
+    // (one wake-up per half a window, not one per batch).
+    reader_waiting_ = true;
+    room_cv_.wait(lock, [this] { return in_flight_ <= max_in_flight_ / 2; });
+    reader_waiting_ = false;
+  }
   ++in_flight_;
   todo_.push_back(std::move(open_));
   work_cv_.notify_one();
@@ -215,25 +222,23 @@ void SamplePipeline::Work(Worker& w) {
       for (size_t i = 0; i < batch.size; ++i) batch.samples[i].Reset();
     }
     unwound_.fetch_add(batch.size, std::memory_order_relaxed);
+    bool wake_writer;
     {
       std::lock_guard<std::mutex> lock(mu_);
       done_.emplace(batch.seq, std::move(batch));
+      wake_writer = WriterMayGo();
     }
-    done_cv_.notify_one();
+    if (wake_writer) done_cv_.notify_one();
   }
 }
 
 void SamplePipeline::Write() {
-  uint64_t next = 0;
   while (true) {
     Batch batch;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      done_cv_.wait(lock, [&] {
-        return (!done_.empty() && done_.begin()->first == next) ||
-               (closing_ && todo_.empty() && done_.empty() && in_flight_ == 0);
-      });
-      if (done_.empty() || done_.begin()->first != next) return;
+      done_cv_.wait(lock, [this] { return WriterMayGo(); });
+      if (done_.empty() || done_.begin()->first != next_write_) return;
       batch = std::move(done_.begin()->second);
       done_.erase(done_.begin());
     }
@@ -243,17 +248,27 @@ void SamplePipeline::Write() {
       for (size_t i = 0; i < batch.size; ++i) sink_(batch.samples[i]);
       for (size_t i = 0; i < batch.size; ++i) batch.samples[i].Reset();
     }
-    ++next;
-    written_.store(next, std::memory_order_release);
+    bool wake_reader;
     {
       std::lock_guard<std::mutex> lock(mu_);
+      ++next_write_;
+      written_.store(next_write_, std::memory_order_release);
       --in_flight_;
       batch.size = 0;
       free_.push_back(std::move(batch));
+      wake_reader = reader_waiting_ && in_flight_ <= max_in_flight_ / 2;
     }
-    room_cv_.notify_one();
-    done_cv_.notify_one();
+    if (wake_reader) room_cv_.notify_one();
   }
+}
+
+bool SamplePipeline::WriterMayGo() const {
+  if (done_.empty()) return closing_ && todo_.empty() && in_flight_ == 0;
+  if (done_.begin()->first != next_write_) return false;
+  // Two batches at a time (one wake-up for both), unless nothing else is
+  // coming soon: every batch in flight is unwound (the reader is slower,
+  // or waits for input, as `unwind profile` does), or the end.
+  return done_.size() >= 2 || done_.size() == in_flight_ || closing_;
 }
 
 }  // namespace unwindd::service::perf

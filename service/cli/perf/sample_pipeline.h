@@ -11,7 +11,7 @@
 //   for (each sample) { fill job; pipeline.Submit(job); }  // job is reset
 //   pipeline.Finish();   // every result delivered
 //
-// Memory is bounded: at most 2 * jobs + 2 (<= kMaxBatchesInFlight) batches
+// Memory is bounded: at most 2 * jobs + 4 (<= kMaxBatchesInFlight) batches
 // of kBatchSamples
 // samples (their stack copies included) are queued or being unwound. Once
 // warm it allocates nothing per sample: batches, their samples' buffers and
@@ -146,6 +146,9 @@ class SamplePipeline {
   void Flush();  // hands the open batch to the workers
   void Work(Worker& w);
   void Write();
+  // Whether the writer has something to do (under mu_): the next batch in
+  // order and one more after it, or the last ones, or the end.
+  bool WriterMayGo() const;
 
   PipelineOptions options_;
   Sink sink_;
@@ -162,6 +165,8 @@ class SamplePipeline {
   std::vector<Batch> free_;           // written, for reuse
   size_t in_flight_ = 0;
   size_t max_in_flight_ = kMaxBatchesInFlight;
+  uint64_t next_write_ = 0;      // the seq the writer writes next
+  bool reader_waiting_ = false;  // Flush waits for room
   bool closing_ = false;
   bool finished_ = false;
   bool workers_format_ = false;  // worker_formatter and write_text set

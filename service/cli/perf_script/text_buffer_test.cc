@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "gtest/gtest.h"
 
@@ -40,6 +41,20 @@ TEST(TextBufferTest, ClearKeepsTheStorageAndForgetsTheText) {
   b.Append("new");
   EXPECT_EQ(b.view(), "new");
   EXPECT_EQ(b.view().data(), storage);  // no new allocation
+}
+
+TEST(TextBufferTest, MovedTextStaysAndTheSourceIsEmpty) {
+  TextBuffer a;
+  a.Append(std::string(5000, 'x'));
+  TextBuffer b(std::move(a));
+  EXPECT_EQ(b.view(), std::string(5000, 'x'));
+  EXPECT_TRUE(a.empty());  // NOLINT(bugprone-use-after-move): defined state
+  a.Append("again");
+  EXPECT_EQ(a.view(), "again");
+  TextBuffer c;
+  c.Append("old");
+  c = std::move(b);
+  EXPECT_EQ(c.view(), std::string(5000, 'x'));
 }
 
 }  // namespace
