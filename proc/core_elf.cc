@@ -280,6 +280,12 @@ absl::StatusOr<std::vector<uint8_t>> RebuildImageFromMemory(memory::Memory& mem,
                                                             uint64_t max_size) {
   absl::StatusOr<ElfImage> img = ReadElfImage(mem, base, ElfView::kLoaded);
   if (!img.ok()) return img.status();
+  // The headers are the target's (a core's, so anyone's): before the image
+  // is allocated, each segment's first and last byte must be readable, so
+  // a header that claims hundreds of MiB the memory does not hold costs
+  // nothing. Code must be there; data that is not is left out (the
+  // unwinder needs the read-only part).
+  std::vector<const ElfPhdr*> segments;
   uint64_t size = 0;
   for (const ElfPhdr& p : img->phdrs) {
     uint64_t end;
@@ -290,6 +296,22 @@ absl::StatusOr<std::vector<uint8_t>> RebuildImageFromMemory(memory::Memory& mem,
           "the limit of 0x%x",
           base, p.offset + p.filesz, max_size));
     }
+    if (p.filesz == 0) continue;
+    uint64_t addr, last;
+    uint8_t probe;
+    const bool readable =
+        CheckedAdd(img->load_bias, p.vaddr, &addr) &&
+        CheckedAdd(addr, p.filesz - 1, &last) &&
+        mem.ReadFully(addr, absl::MakeSpan(&probe, 1)).ok() &&
+        mem.ReadFully(last, absl::MakeSpan(&probe, 1)).ok();
+    if (!readable) {
+      if (p.flags & PF_W) continue;
+      return absl::DataLossError(absl::StrFormat(
+          "code of the image at 0x%x: its segment at 0x%x (0x%x bytes) is not "
+          "in the target's memory",
+          base, img->load_bias + p.vaddr, p.filesz));
+    }
+    segments.push_back(&p);
     size = std::max(size, end);
   }
   if (size == 0) {
@@ -297,13 +319,11 @@ absl::StatusOr<std::vector<uint8_t>> RebuildImageFromMemory(memory::Memory& mem,
         absl::StrFormat("the image at 0x%x has no PT_LOAD", base));
   }
   std::vector<uint8_t> image(size);
-  for (const ElfPhdr& p : img->phdrs) {
-    if (p.type != PT_LOAD || p.filesz == 0) continue;
-    uint64_t addr;
-    if (!CheckedAdd(img->load_bias, p.vaddr, &addr)) continue;
+  for (const ElfPhdr* p : segments) {
+    const uint64_t addr = img->load_bias + p->vaddr;  // checked above
     absl::Status s =
-        mem.ReadFully(addr, absl::MakeSpan(image.data() + p.offset, p.filesz));
-    if (!s.ok() && !(p.flags & PF_W)) {
+        mem.ReadFully(addr, absl::MakeSpan(image.data() + p->offset, p->filesz));
+    if (!s.ok() && !(p->flags & PF_W)) {
       return Unreadable(s, "code of the image", addr);
     }
   }

@@ -89,6 +89,57 @@ TEST(CoreElfTest, RebuiltImageHasTheBuildIdAndNoSections) {
       absl::IsDataLoss(RebuildImageFromMemory(*self, exe->base, 100).status()));
 }
 
+// An ELF header in a core can claim segments of hundreds of MiB that the
+// core does not hold: nothing that size is allocated (the fuzzer found a
+// 4 KiB core that made the rebuild zero-fill 512 MiB), missing data is
+// left out and missing code is an error.
+TEST(CoreElfTest, RebuildAllocatesOnlyWhatTheMemoryHolds) {
+  memory::testing::MapMemory m;
+  const uint64_t base = 0x10000;
+  std::vector<uint8_t> h(64, 0);
+  h[0] = 0x7f, h[1] = 'E', h[2] = 'L', h[3] = 'F';
+  h[4] = ELFCLASS64, h[5] = ELFDATA2LSB, h[6] = EV_CURRENT;
+  h[16] = ET_DYN, h[18] = EM_X86_64, h[20] = EV_CURRENT;
+  h[32] = 64;    // e_phoff
+  h[52] = 64;    // e_ehsize
+  h[54] = 56;    // e_phentsize
+  h[56] = 2;     // e_phnum
+  m.Put(base, h);
+  // phdr(index, flags, offset, vaddr, filesz)
+  auto phdr = [&](int i, uint32_t flags, uint64_t offset, uint64_t vaddr, uint64_t filesz) {
+    const uint64_t at = base + 64 + 56 * i;
+    m.PutLe(at, PT_LOAD, 4);
+    m.PutLe(at + 4, flags, 4);
+    m.PutLe(at + 8, offset, 8);
+    m.PutLe(at + 16, vaddr, 8);
+    m.PutLe(at + 24, 0, 8);  // p_paddr
+    m.PutLe(at + 32, filesz, 8);
+    m.PutLe(at + 40, filesz, 8);
+    m.PutLe(at + 48, 0x1000, 8);
+  };
+  phdr(0, PF_R | PF_X, 0, 0, 0x200);
+  // Data claimed at file offset 0x1000, 400 MiB, of which the memory has
+  // only the first page.
+  phdr(1, PF_R | PF_W, 0x1000, 0x1000, uint64_t{400} << 20);
+  for (uint64_t a = base + 64 + 2 * 56; a < base + 0x200; ++a) m.PutLe(a, 0xcc, 1);
+  for (uint64_t a = base + 0x1000; a < base + 0x2000; ++a) m.PutLe(a, 0xdd, 1);
+  absl::StatusOr<std::vector<uint8_t>> img =
+      RebuildImageFromMemory(m, base, uint64_t{512} << 20);
+  ASSERT_TRUE(img.ok()) << img.status();
+  EXPECT_EQ(img->size(), 0x200u);  // the code; not 400 MiB of data
+  EXPECT_EQ((*img)[0x1ff], 0xcc);
+
+  // The same size claimed by code: an error, before any allocation.
+  phdr(1, PF_R | PF_X, 0x1000, 0x1000, uint64_t{400} << 20);
+  absl::StatusOr<std::vector<uint8_t>> code =
+      RebuildImageFromMemory(m, base, uint64_t{512} << 20);
+  ASSERT_FALSE(code.ok());
+  EXPECT_TRUE(absl::IsDataLoss(code.status())) << code.status();
+  EXPECT_NE(code.status().message().find("not in the target's memory"),
+            std::string::npos)
+      << code.status();
+}
+
 TEST(CoreElfTest, MalformedHeaders) {
   memory::testing::MapMemory m;
   EXPECT_TRUE(
