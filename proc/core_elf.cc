@@ -285,7 +285,11 @@ absl::StatusOr<std::vector<uint8_t>> RebuildImageFromMemory(memory::Memory& mem,
   // a header that claims hundreds of MiB the memory does not hold costs
   // nothing. Code must be there; data that is not is left out (the
   // unwinder needs the read-only part).
-  std::vector<const ElfPhdr*> segments;
+  struct Segment {
+    const ElfPhdr* phdr;
+    uint64_t addr;  // in the target
+  };
+  std::vector<Segment> segments;
   uint64_t size = 0;
   for (const ElfPhdr& p : img->phdrs) {
     uint64_t end;
@@ -311,7 +315,7 @@ absl::StatusOr<std::vector<uint8_t>> RebuildImageFromMemory(memory::Memory& mem,
           "in the target's memory",
           base, img->load_bias + p.vaddr, p.filesz));
     }
-    segments.push_back(&p);
+    segments.push_back({&p, addr});
     size = std::max(size, end);
   }
   if (size == 0) {
@@ -319,12 +323,12 @@ absl::StatusOr<std::vector<uint8_t>> RebuildImageFromMemory(memory::Memory& mem,
         absl::StrFormat("the image at 0x%x has no PT_LOAD", base));
   }
   std::vector<uint8_t> image(size);
-  for (const ElfPhdr* p : segments) {
-    const uint64_t addr = img->load_bias + p->vaddr;  // checked above
+  for (const Segment& seg : segments) {
+    const ElfPhdr& p = *seg.phdr;
     absl::Status s =
-        mem.ReadFully(addr, absl::MakeSpan(image.data() + p->offset, p->filesz));
-    if (!s.ok() && !(p->flags & PF_W)) {
-      return Unreadable(s, "code of the image", addr);
+        mem.ReadFully(seg.addr, absl::MakeSpan(image.data() + p.offset, p.filesz));
+    if (!s.ok() && !(p.flags & PF_W)) {
+      return Unreadable(s, "code of the image", seg.addr);
     }
   }
   // The section headers are not in any segment: drop them rather than let

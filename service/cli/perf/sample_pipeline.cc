@@ -238,7 +238,7 @@ void SamplePipeline::Write() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       done_cv_.wait(lock, [this] { return WriterMayGo(); });
-      if (done_.empty() || done_.begin()->first != next_write_) return;
+      if (done_.empty() || done_.begin()->first != written_.load()) return;
       batch = std::move(done_.begin()->second);
       done_.erase(done_.begin());
     }
@@ -251,8 +251,7 @@ void SamplePipeline::Write() {
     bool wake_reader;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      ++next_write_;
-      written_.store(next_write_, std::memory_order_release);
+      written_.store(written_.load() + 1, std::memory_order_release);
       --in_flight_;
       batch.size = 0;
       free_.push_back(std::move(batch));
@@ -264,7 +263,7 @@ void SamplePipeline::Write() {
 
 bool SamplePipeline::WriterMayGo() const {
   if (done_.empty()) return closing_ && todo_.empty() && in_flight_ == 0;
-  if (done_.begin()->first != next_write_) return false;
+  if (done_.begin()->first != written_.load()) return false;
   // Two batches at a time (one wake-up for both), unless nothing else is
   // coming soon: every batch in flight is unwound (the reader is slower,
   // or waits for input, as `unwind profile` does), or the end.

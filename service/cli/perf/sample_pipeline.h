@@ -165,14 +165,14 @@ class SamplePipeline {
   std::vector<Batch> free_;           // written, for reuse
   size_t in_flight_ = 0;
   size_t max_in_flight_ = kMaxBatchesInFlight;
-  uint64_t next_write_ = 0;      // the seq the writer writes next
   bool reader_waiting_ = false;  // Flush waits for room
   bool closing_ = false;
   bool finished_ = false;
   bool workers_format_ = false;  // worker_formatter and write_text set
   std::atomic<uint64_t> unwound_{0};
-  // Batches written so far (their seq is below it): module descriptions a
-  // worker dropped while unwinding an earlier batch can be freed.
+  // Batches written so far, which is the seq the writer writes next. Module
+  // descriptions a worker dropped while unwinding a batch below it can be
+  // freed. Only the writer stores it, under mu_.
   std::atomic<uint64_t> written_{0};
 
   std::vector<std::unique_ptr<Worker>> workers_;
