@@ -11,6 +11,12 @@ bool Before(const OrderedQueue::Entry& a, const OrderedQueue::Entry& b) {
   return a.time != b.time ? a.time < b.time : a.seq < b.seq;
 }
 
+// The memory an entry keeps: a copy, or the bytes of the input's chunk it
+// holds; nothing for a record in a file in memory.
+uint64_t HeldBytes(const OrderedQueue::Entry& e) {
+  return e.owner != nullptr ? e.size : e.copy.size();
+}
+
 }  // namespace
 
 absl::Status OrderedQueue::Push(Entry e, const Deliver& deliver) {
@@ -18,7 +24,7 @@ absl::Status OrderedQueue::Push(Entry e, const Deliver& deliver) {
   if (e.time > max_timestamp_) max_timestamp_ = e.time;
   e.seq = seq_++;
   if (!queue_.empty() && Before(e, queue_.back())) sorted_ = false;
-  bytes_ += e.copy.size();
+  bytes_ += HeldBytes(e);
   queue_.push_back(std::move(e));
   max_queued_ = std::max<uint64_t>(max_queued_, queue_.size());
   if (queue_.size() > max_events_ || bytes_ > max_bytes_) {
@@ -53,7 +59,7 @@ absl::Status OrderedQueue::DeliverUpTo(uint64_t limit, size_t count,
   for (; done < n; ++done) {
     Entry& e = queue_[done];
     last_flush_ = e.time;
-    bytes_ -= e.copy.size();
+    bytes_ -= HeldBytes(e);
     status = deliver(e);
     if (!status.ok()) {
       ++done;

@@ -13,14 +13,15 @@
 //   q.FlushRound(deliver);  // at FINISHED_ROUND
 //   q.FlushAll(deliver);    // at the end
 //
-// Bounded: past max_events queued records or max_bytes of copied records
-// (pipe mode), the older half is delivered early (perf's OE_FLUSH__HALF
+// Bounded: past max_events queued records or max_bytes of records held
+// (copies, or chunks of a read input: all but a file in memory), the older half is delivered early (perf's OE_FLUSH__HALF
 // when its queue reaches its allocation limit).
 #ifndef UNWINDD_PROC_PERF_ORDERED_EVENTS_H_
 #define UNWINDD_PROC_PERF_ORDERED_EVENTS_H_
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -38,8 +39,11 @@ class OrderedQueue {
     uint64_t offset = 0;  // file/stream offset of the record
     uint32_t size = 0;
     int32_t attr_index = -1;
-    // The record's bytes when the source cannot give them again (a pipe);
-    // empty when they are at `offset` of a mapped file.
+    // Where the record's bytes are, when not at `offset` of a file in
+    // memory: in a chunk of the input that `owner` keeps, or else in `copy`
+    // (the source cannot give them again).
+    const uint8_t* data = nullptr;
+    std::shared_ptr<const void> owner;
     std::vector<uint8_t> copy;
   };
   using Deliver = std::function<absl::Status(Entry&)>;

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "memory/file_mapping.h"
+#include "proc/perf/chunks.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -24,79 +25,26 @@ absl::Status BadSize(uint64_t offset, uint64_t size) {
       offset, size, kRecordHeaderSize));
 }
 
-// A whole file (either format): bytes in our address space (a mapping or a
-// caller's buffer), or a descriptor read with pread through a window of
-// kWindow bytes.
+// A whole file (either format) whose bytes are in our address space: a
+// mapping, or a caller's buffer. Records are spans of it, valid for as
+// long as the reader lives.
 class FileReader final : public PerfDataReader {
  public:
-  static constexpr size_t kWindow = 1 << 20;
-
   // In memory: `base`, a caller's buffer.
   FileReader(Limits limits, const uint8_t* base, size_t size)
-      : PerfDataReader(limits), base_(base), size_(size),
-        bytes_(std::make_unique<SpanFileBytes>(absl::MakeConstSpan(base, size))) {}
+      : PerfDataReader(limits), base_(base), size_(size) {}
   // A whole file, mapped.
   FileReader(Limits limits, std::unique_ptr<memory::FileMapping> mapping)
       : FileReader(limits, mapping->bytes().data(), mapping->bytes().size()) {
     mapping_ = std::move(mapping);
   }
-  // Through pread on `fd`.
-  FileReader(Limits limits, memory::ScopedFd fd, size_t size)
-      : PerfDataReader(limits), size_(size), fd_(std::move(fd)),
-        bytes_(std::make_unique<PreadFileBytes>(fd_.get(), size)) {}
 
   // Init, and DataLoss if the mapped file shrank while its headers were read.
-  absl::Status InitChecked() {
-    absl::Status s = Init();
+  absl::Status Init() {
+    SpanFileBytes bytes(absl::MakeConstSpan(base_, size_));
+    absl::Status s = InitFromFile(bytes, pos_, end_);
     if (mapping_ != nullptr && mapping_->changed()) return mapping_->Check();
     return s;
-  }
-
-  absl::Status Init() {
-    absl::StatusOr<absl::Span<const uint8_t>> first =
-        bytes_->Get(0, std::min<uint64_t>(size_, kFileHeaderSize));
-    if (!first.ok()) return first.status();
-    absl::StatusOr<FileHeader> h = ParseFileHeader(*first);
-    if (!h.ok() && absl::IsFailedPrecondition(h.status())) {
-      // A pipe recording saved to a file (perf reads these too).
-      absl::Status s = ParsePipeHeader(*first);
-      if (!s.ok()) return s;
-      pipe_mode_ = true;
-      pos_ = kPipeHeaderSize;
-      end_ = size_;
-      return absl::OkStatus();
-    }
-    if (!h.ok()) return h.status();
-    file_header_ = *h;
-    absl::Status s = ParseAttrSection(*bytes_, file_header_, attrs_);
-    if (!s.ok()) return s;
-    if (attrs_.empty()) {
-      return absl::DataLossError("perf.data has no event attributes");
-    }
-    const FileSection& d = file_header_.data;
-    if (d.offset > size_ || d.offset < kFileHeaderSize) {
-      return absl::DataLossError(absl::StrFormat(
-          "data section at 0x%x is outside the %d-byte file", d.offset, size_));
-    }
-    pos_ = d.offset;
-    if (d.size == 0 && size_ > d.offset) {
-      // perf writes the final header when it ends; killed before that, the
-      // data size is still 0 and there are no feature sections.
-      Warn(0, "the header's data size is 0 (perf record did not finish?): "
-              "reading records up to the end of the file, without features");
-      end_ = size_;
-      return absl::OkStatus();
-    }
-    if (d.size > size_ - d.offset) {
-      Warn(0, absl::StrFormat("the data section [0x%x, +0x%x) runs past the "
-                              "end of the %d-byte file (truncated?)",
-                              d.offset, d.size, size_));
-      end_ = size_;
-      return absl::OkStatus();
-    }
-    end_ = d.offset + d.size;
-    ParseFeatureSections(*bytes_, file_header_, info_, attrs_, warnings_);
-    return absl::OkStatus();
   }
 
  protected:
@@ -110,17 +58,13 @@ class FileReader final : public PerfDataReader {
       truncated = true;
       return absl::OkStatus();
     }
-    absl::StatusOr<const uint8_t*> header = At(pos_, kRecordHeaderSize);
-    if (!header.ok()) return header.status();
-    const uint16_t size = Load16(*header + 6);
+    const uint16_t size = Load16(base_ + pos_ + 6);
     if (size < kRecordHeaderSize) return BadSize(pos_, size);
     if (size > end_ - pos_) {
       truncated = true;
       return absl::OkStatus();
     }
-    absl::StatusOr<const uint8_t*> bytes = At(pos_, size);
-    if (!bytes.ok()) return bytes.status();
-    record = absl::MakeConstSpan(*bytes, size);
+    record = absl::MakeConstSpan(base_ + pos_, size);
     pos_ += size;
     return absl::OkStatus();
   }
@@ -138,8 +82,7 @@ class FileReader final : public PerfDataReader {
   absl::Span<const uint8_t> RecordAt(uint64_t offset, uint32_t size) override {
     return absl::MakeConstSpan(base_ + offset, size);
   }
-  // Records read through the window are gone from it by delivery time.
-  bool MustCopy() const override { return base_ == nullptr; }
+  bool MustCopy() const override { return false; }
 
   absl::Status CheckRecord(absl::Span<const uint8_t> record) override {
     if (mapping_ == nullptr) return absl::OkStatus();
@@ -159,57 +102,50 @@ class FileReader final : public PerfDataReader {
   }
 
  private:
-  // `n` (<= 64 KiB) bytes at file offset `offset`, valid until the next
-  // call (a span of the mapping, or of the window after a pread).
-  absl::StatusOr<const uint8_t*> At(uint64_t offset, uint64_t n) {
-    if (base_ != nullptr) return base_ + offset;
-    if (offset >= window_start_ && offset + n <= window_start_ + window_.size()) {
-      return window_.data() + (offset - window_start_);
-    }
-    const uint64_t want = std::max<uint64_t>(n, std::min<uint64_t>(kWindow, end_ - offset));
-    window_.resize(want);
-    uint64_t done = 0;
-    while (done < want) {
-      ssize_t r = pread(fd_.get(), window_.data() + done, want - done,
-                        static_cast<off_t>(offset + done));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) break;
-      done += r;
-    }
-    window_.resize(done);
-    window_start_ = offset;
-    if (done < n) {
-      return absl::DataLossError(absl::StrFormat(
-          "cannot read the record at 0x%x (the file is shorter now, or %s)",
-          offset, std::strerror(errno)));
-    }
-    return window_.data();
-  }
-
-  const uint8_t* base_ = nullptr;
+  const uint8_t* base_;
   size_t size_;
   std::unique_ptr<memory::FileMapping> mapping_;  // null: not a mapped file
-  memory::ScopedFd fd_;
-  std::unique_ptr<FileBytes> bytes_;
-  std::vector<uint8_t> window_;
-  uint64_t window_start_ = 0;
   uint64_t pos_ = 0;
   uint64_t end_ = 0;
 };
 
-// A pipe-mode stream, read once, front to back, through a buffer of
-// kStreamBuffer bytes (a record is at most 64 KiB, so one always fits).
-class StreamReader final : public PerfDataReader {
+// Records read through ChunkedInput: a file with pread (from its data
+// section's offset to its end), or a pipe-mode stream with read(), front
+// to back. A record's bytes stay where they were read, in a chunk it
+// holds (RecordOwner), so nothing is copied to queue or keep it.
+class ChunkReader final : public PerfDataReader {
  public:
-  static constexpr size_t kStreamBuffer = 1 << 20;
+  static constexpr size_t kChunkBytes = size_t{2} << 20;  // > a 64 KiB record
+  static constexpr size_t kMaxFreeChunks = 16;
 
-  StreamReader(Limits limits, memory::ScopedFd fd)
-      : PerfDataReader(limits), fd_(std::move(fd)), buffer_(kStreamBuffer) {}
+  // A regular file read with pread.
+  ChunkReader(Limits limits, memory::ScopedFd fd, uint64_t size)
+      : PerfDataReader(limits),
+        fd_(std::move(fd)),
+        size_(size),
+        input_([this](uint8_t* dst, size_t n) { return ReadFile(dst, n); },
+               kChunkBytes, kMaxFreeChunks) {}
+  // A stream read with read().
+  ChunkReader(Limits limits, memory::ScopedFd fd)
+      : PerfDataReader(limits),
+        fd_(std::move(fd)),
+        stream_(true),
+        input_([fd = fd_.get()](uint8_t* dst, size_t n) { return ::read(fd, dst, n); },
+               kChunkBytes, kMaxFreeChunks) {}
 
-  absl::Status Init() {
-    absl::StatusOr<bool> got = Fill(kPipeHeaderSize);
+  absl::Status InitFile() {
+    PreadFileBytes bytes(fd_.get(), size_);
+    uint64_t end = 0;
+    absl::Status s = InitFromFile(bytes, file_pos_, end);
+    file_end_ = end;
+    offset_ = file_pos_;
+    return s;
+  }
+
+  absl::Status InitStream() {
+    absl::StatusOr<bool> got = input_.Ensure(kPipeHeaderSize);
     if (!got.ok()) return got.status();
-    absl::Span<const uint8_t> h(buffer_.data() + begin_, end_ - begin_);
+    absl::Span<const uint8_t> h(input_.data(), input_.available());
     if (h.size() >= kPipeHeaderSize && Load64(h.data()) == kMagic &&
         Load64(h.data() + 8) != kPipeHeaderSize) {
       return absl::InvalidArgumentError(
@@ -218,7 +154,8 @@ class StreamReader final : public PerfDataReader {
     }
     absl::Status s = ParsePipeHeader(h);
     if (!s.ok()) return s;
-    Consume(kPipeHeaderSize);
+    input_.Consume(kPipeHeaderSize);
+    offset_ = kPipeHeaderSize;
     pipe_mode_ = true;
     return absl::OkStatus();
   }
@@ -229,78 +166,102 @@ class StreamReader final : public PerfDataReader {
     record = {};
     truncated = false;
     offset = offset_;
-    absl::StatusOr<bool> got = Fill(kRecordHeaderSize);
-    if (!got.ok()) return got.status();
+    absl::StatusOr<bool> got = input_.Ensure(kRecordHeaderSize);
+    if (!got.ok()) return Failed(got.status());
     if (!*got) {
-      truncated = end_ > begin_;  // a partial header
+      truncated = input_.available() > 0;  // a partial header
       return absl::OkStatus();
     }
-    const uint16_t size = Load16(buffer_.data() + begin_ + 6);
+    const uint16_t size = Load16(input_.data() + 6);
     if (size < kRecordHeaderSize) return BadSize(offset_, size);
-    got = Fill(size);
-    if (!got.ok()) return got.status();
+    got = input_.Ensure(size);
+    if (!got.ok()) return Failed(got.status());
     if (!*got) {
       truncated = true;
       return absl::OkStatus();
     }
-    record = absl::MakeConstSpan(buffer_.data() + begin_, size);
-    Consume(size);
+    record = absl::MakeConstSpan(input_.data(), size);
+    input_.Consume(size);
+    offset_ += size;
     return absl::OkStatus();
   }
 
   absl::Status SkipPayload(uint64_t n) override {
+    const uint64_t at = offset_;
     while (n > 0) {
-      if (begin_ == end_) {
-        absl::StatusOr<bool> got = Fill(1);
-        if (!got.ok()) return got.status();
-        if (!*got) {
-          return absl::DataLossError(absl::StrFormat(
-              "the stream ends inside a payload at 0x%x", offset_));
+      if (input_.available() == 0) {
+        if (!stream_) {
+          // Nothing of it is read yet: go past it.
+          if (n > file_end_ - file_pos_) break;
+          file_pos_ += n;
+          offset_ += n;
+          return absl::OkStatus();
         }
+        absl::StatusOr<bool> got = input_.Ensure(1);
+        if (!got.ok()) return Failed(got.status());
+        if (!*got) break;
       }
-      const uint64_t take = std::min<uint64_t>(n, end_ - begin_);
-      Consume(take);
+      const uint64_t take = std::min<uint64_t>(n, input_.available());
+      input_.Consume(take);
+      offset_ += take;
       n -= take;
     }
-    return absl::OkStatus();
+    if (n == 0) return absl::OkStatus();
+    return absl::DataLossError(absl::StrFormat(
+        "a payload at 0x%x runs past the end of the data (%d bytes missing)", at, n));
   }
 
   absl::Span<const uint8_t> RecordAt(uint64_t, uint32_t) override { return {}; }
   bool MustCopy() const override { return true; }
-
- private:
-  void Consume(uint64_t n) {
-    begin_ += n;
-    offset_ += n;
+  const std::shared_ptr<const void>* RecordOwner() override {
+    // Past the budget, records are copied instead (under the queue's own
+    // byte bound), and the chunks held are let go as they are delivered.
+    if (input_.in_use_bytes() > limits_.max_held_bytes) return nullptr;
+    // A new reference only when the chunk changes (one per 2 MiB, not one
+    // per record). owner_ holding the old chunk keeps the pool from
+    // handing its address out again, so equal addresses are one chunk.
+    if (owner_.get() != input_.chunk().get()) {
+      owner_ = std::shared_ptr<const void>(input_.chunk(), input_.chunk().get());
+    }
+    return &owner_;
   }
 
-  // Makes `want` (<= kStreamBuffer) bytes available at begin_; false at
-  // the end of the stream before that. The record handed out last is
-  // consumed already, so moving the rest to the front is safe.
-  absl::StatusOr<bool> Fill(size_t want) {
-    if (end_ - begin_ >= want) return true;
-    if (begin_ > 0) {
-      std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
-      end_ -= begin_;
-      begin_ = 0;
+ private:
+  // The file from file_pos_ to the end of the data section.
+  ssize_t ReadFile(uint8_t* dst, size_t n) {
+    n = static_cast<size_t>(std::min<uint64_t>(n, file_end_ - file_pos_));
+    if (n == 0) return 0;
+    const ssize_t r = pread(fd_.get(), dst, n, static_cast<off_t>(file_pos_));
+    if (r == 0 && file_pos_ < file_end_) {
+      // The header said the data goes on; the file is shorter now.
+      shrank_ = true;
+      errno = EIO;
+      return -1;
     }
-    while (end_ < want) {
-      ssize_t r = ::read(fd_.get(), buffer_.data() + end_, buffer_.size() - end_);
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        return absl::ErrnoToStatus(errno, absl::StrFormat("reading at 0x%x", offset_));
-      }
-      if (r == 0) return false;
-      end_ += r;
+    if (r > 0) file_pos_ += static_cast<uint64_t>(r);
+    return r;
+  }
+
+  absl::Status Failed(const absl::Status& s) {
+    if (shrank_) {
+      return absl::DataLossError(absl::StrFormat(
+          "cannot read the record at 0x%x: the file is shorter now than "
+          "its header says",
+          offset_));
     }
-    return true;
+    return absl::Status(s.code(), absl::StrFormat("reading at 0x%x: %s", offset_,
+                                                  s.message()));
   }
 
   memory::ScopedFd fd_;
-  std::vector<uint8_t> buffer_;
-  size_t begin_ = 0;  // unconsumed bytes are [begin_, end_)
-  size_t end_ = 0;
-  uint64_t offset_ = 0;  // stream offset of buffer_[begin_]
+  uint64_t size_ = 0;
+  bool stream_ = false;
+  uint64_t file_pos_ = 0;  // the next byte pread reads
+  uint64_t file_end_ = 0;  // the end of the data section
+  uint64_t offset_ = 0;    // file/stream offset of input_.data()
+  bool shrank_ = false;    // pread found the end before file_end_
+  ChunkedInput input_;
+  std::shared_ptr<const void> owner_;  // RecordOwner's answer
 };
 
 }  // namespace
@@ -318,24 +279,29 @@ absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenFile(
   if (st.st_size == 0) {
     return absl::DataLossError(absl::StrCat(path, ": empty file, not perf.data"));
   }
-  std::unique_ptr<FileReader> r;
+  absl::Status s;
+  std::unique_ptr<PerfDataReader> r;
   if (access == FileAccess::kMap) {
     absl::StatusOr<std::unique_ptr<memory::FileMapping>> map =
         memory::FileMapping::Map(fd.get(), static_cast<uint64_t>(st.st_size), path);
     if (!map.ok()) return map.status();
-    r = std::unique_ptr<FileReader>(new FileReader(limits, *std::move(map)));
+    auto f = std::unique_ptr<FileReader>(new FileReader(limits, *std::move(map)));
+    s = f->Init();
+    r = std::move(f);
   } else {
-    r = std::unique_ptr<FileReader>(new FileReader(limits, std::move(fd), st.st_size));
+    auto c = std::unique_ptr<ChunkReader>(
+        new ChunkReader(limits, std::move(fd), static_cast<uint64_t>(st.st_size)));
+    s = c->InitFile();
+    r = std::move(c);
   }
-  absl::Status s = r->InitChecked();
   if (!s.ok()) return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
-  return std::unique_ptr<PerfDataReader>(std::move(r));
+  return r;
 }
 
 absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenStream(
     memory::ScopedFd fd, Limits limits) {
-  auto r = std::unique_ptr<StreamReader>(new StreamReader(limits, std::move(fd)));
-  absl::Status s = r->Init();
+  auto r = std::unique_ptr<ChunkReader>(new ChunkReader(limits, std::move(fd)));
+  absl::Status s = r->InitStream();
   if (!s.ok()) return s;
   return std::unique_ptr<PerfDataReader>(std::move(r));
 }
@@ -347,6 +313,55 @@ absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenBuffer(
   absl::Status s = r->Init();
   if (!s.ok()) return s;
   return std::unique_ptr<PerfDataReader>(std::move(r));
+}
+
+absl::Status PerfDataReader::InitFromFile(FileBytes& bytes, uint64_t& pos,
+                                          uint64_t& end) {
+  const uint64_t size = bytes.size();
+  absl::StatusOr<absl::Span<const uint8_t>> first =
+      bytes.Get(0, std::min<uint64_t>(size, kFileHeaderSize));
+  if (!first.ok()) return first.status();
+  absl::StatusOr<FileHeader> h = ParseFileHeader(*first);
+  if (!h.ok() && absl::IsFailedPrecondition(h.status())) {
+    // A pipe recording saved to a file (perf reads these too).
+    absl::Status s = ParsePipeHeader(*first);
+    if (!s.ok()) return s;
+    pipe_mode_ = true;
+    pos = kPipeHeaderSize;
+    end = size;
+    return absl::OkStatus();
+  }
+  if (!h.ok()) return h.status();
+  file_header_ = *h;
+  absl::Status s = ParseAttrSection(bytes, file_header_, attrs_);
+  if (!s.ok()) return s;
+  if (attrs_.empty()) {
+    return absl::DataLossError("perf.data has no event attributes");
+  }
+  const FileSection& d = file_header_.data;
+  if (d.offset > size || d.offset < kFileHeaderSize) {
+    return absl::DataLossError(absl::StrFormat(
+        "data section at 0x%x is outside the %d-byte file", d.offset, size));
+  }
+  pos = d.offset;
+  if (d.size == 0 && size > d.offset) {
+    // perf writes the final header when it ends; killed before that, the
+    // data size is still 0 and there are no feature sections.
+    Warn(0, "the header's data size is 0 (perf record did not finish?): "
+            "reading records up to the end of the file, without features");
+    end = size;
+    return absl::OkStatus();
+  }
+  if (d.size > size - d.offset) {
+    Warn(0, absl::StrFormat("the data section [0x%x, +0x%x) runs past the "
+                            "end of the %d-byte file (truncated?)",
+                            d.offset, d.size, size));
+    end = size;
+    return absl::OkStatus();
+  }
+  end = d.offset + d.size;
+  ParseFeatureSections(bytes, file_header_, info_, attrs_, warnings_);
+  return absl::OkStatus();
 }
 
 void PerfDataReader::Warn(uint64_t offset, absl::string_view what) {
@@ -382,9 +397,7 @@ absl::Status PerfDataReader::Read(EventHandler& handler) {
   read_called_ = true;
   OrderedQueue queue(limits_.max_queued_events, limits_.max_queued_bytes);
   OrderedQueue::Deliver deliver = [&](OrderedQueue::Entry& e) {
-    absl::Span<const uint8_t> rec =
-        e.copy.empty() ? RecordAt(e.offset, e.size) : absl::MakeConstSpan(e.copy);
-    return Deliver(rec, e.offset, e.attr_index, handler);
+    return DeliverQueued(e, handler);
   };
   absl::Status status;
   for (;;) {
@@ -417,16 +430,22 @@ absl::Status PerfDataReader::Read(EventHandler& handler) {
     }
     const int attr_index = attrs_.ForRecord(type, rec);
     const uint64_t time = TimeOf(type, rec, attr_index);
+    const std::shared_ptr<const void>* owner = RecordOwner();
     if (time == 0 || time == ~uint64_t{0}) {
       // perf delivers records without a timestamp at once (-ETIME).
-      status = Deliver(rec, offset, attr_index, handler);
+      status = Deliver(rec, offset, attr_index, owner, handler);
     } else {
       OrderedQueue::Entry e;
       e.time = time;
       e.offset = offset;
       e.size = static_cast<uint32_t>(rec.size());
       e.attr_index = attr_index;
-      if (MustCopy()) e.copy.assign(rec.begin(), rec.end());
+      if (owner != nullptr) {
+        e.data = rec.data();
+        e.owner = *owner;
+      } else if (MustCopy()) {
+        e.copy.assign(rec.begin(), rec.end());
+      }
       status = queue.Push(std::move(e), deliver);
     }
     if (!status.ok()) break;
@@ -457,9 +476,7 @@ absl::Status PerfDataReader::HandleUserRecord(absl::Span<const uint8_t> rec,
     case kRecordFinishedRound: {
       ++stats_.rounds;
       OrderedQueue::Deliver deliver = [&](OrderedQueue::Entry& e) {
-        absl::Span<const uint8_t> r =
-            e.copy.empty() ? RecordAt(e.offset, e.size) : absl::MakeConstSpan(e.copy);
-        return Deliver(r, e.offset, e.attr_index, handler);
+        return DeliverQueued(e, handler);
       };
       return queue.FlushRound(deliver);
     }
@@ -661,11 +678,25 @@ absl::Status DecodeEvent(absl::Span<const uint8_t> rec, const AttrSet& attrs,
   }
 }
 
+absl::Status PerfDataReader::DeliverQueued(OrderedQueue::Entry& e,
+                                           EventHandler& handler) {
+  if (e.owner != nullptr) {
+    return Deliver(absl::MakeConstSpan(e.data, e.size), e.offset, e.attr_index,
+                   &e.owner, handler);
+  }
+  absl::Span<const uint8_t> rec =
+      e.copy.empty() ? RecordAt(e.offset, e.size) : absl::MakeConstSpan(e.copy);
+  return Deliver(rec, e.offset, e.attr_index, nullptr, handler);
+}
+
 absl::Status PerfDataReader::Deliver(absl::Span<const uint8_t> rec, uint64_t offset,
-                                     int attr_index, EventHandler& handler) {
+                                     int attr_index,
+                                     const std::shared_ptr<const void>* keep,
+                                     EventHandler& handler) {
   if (absl::Status c = CheckRecord(rec); !c.ok()) return c;
   Event e;
   e.offset = offset;
+  e.keep = keep;
   absl::Status decoded = DecodeEvent(rec, attrs_, attr_index, e);
   if (!decoded.ok()) {
     ++stats_.skipped;

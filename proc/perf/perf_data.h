@@ -44,12 +44,18 @@ inline constexpr uint64_t kMaxRecords = uint64_t{1} << 32;
 // A payload that follows its record in the stream (HEADER_TRACING_DATA,
 // AUXTRACE) is skipped; this bounds how much of it we read to skip it.
 inline constexpr uint64_t kMaxPayloadBytes = uint64_t{1} << 30;
+// Input read into chunks (FileAccess::kRead, streams): past this many bytes
+// of chunks still held (by the time-order queue and by consumers keeping
+// Event::keep), records are handed out without a chunk to hold, and a
+// consumer copies what it keeps.
+inline constexpr uint64_t kMaxHeldBytes = uint64_t{256} << 20;
 
 struct Limits {
   uint64_t max_records = kMaxRecords;
   uint64_t max_queued_events = kMaxQueuedEvents;
   uint64_t max_queued_bytes = kMaxQueuedBytes;
   uint64_t max_payload_bytes = kMaxPayloadBytes;
+  uint64_t max_held_bytes = kMaxHeldBytes;
 };
 
 // One decoded record. Spans and string_views point into the record and
@@ -59,6 +65,11 @@ struct Event {
   uint16_t misc = 0;
   uint64_t offset = 0;  // file offset (pipe mode: stream offset)
   absl::Span<const uint8_t> record;  // header included
+  // What keeps `record` (and every span into it: the sample's stack...)
+  // valid after OnEvent returns. Null: the reader's life does when its
+  // records_outlive_delivery(), else nothing (copy what you keep). Set:
+  // a copy of *keep does (a chunk of the input, shared, not copied).
+  const std::shared_ptr<const void>* keep = nullptr;
   int attr_index = -1;  // the attr that wrote it; -1 if unknown
   // Time and ids: the sample's own, or a non-sample's sample_id trailer.
   SampleId id;
@@ -98,10 +109,13 @@ struct ReadStats {
   uint64_t max_queued = 0;
 };
 
-// How OpenFile reads a regular file. kMap is the fastest; a file truncated
-// while it is mapped reads as zeros past its new end (the SIGBUS guard of
-// memory/file_mapping.h) and the next record delivered is DataLoss. kRead:
-// pread through a 1 MiB window, the shrunk file then being DataLoss too.
+// How OpenFile reads a regular file. kRead (the default): pread into
+// recycled 2 MiB chunks that delivered records point into (Event::keep);
+// the cheapest here, where mapping a page costs more than copying it (see
+// the README's "Speed"), and a file that shrinks is DataLoss. kMap: one
+// mapping of the whole file; a file truncated while it is mapped reads as
+// zeros past its new end (the SIGBUS guard of memory/file_mapping.h) and
+// the next record delivered is DataLoss.
 enum class FileAccess { kMap, kRead };
 
 class PerfDataReader {
@@ -112,7 +126,7 @@ class PerfDataReader {
   // what is not a supported perf.data.
   static absl::StatusOr<std::unique_ptr<PerfDataReader>> OpenFile(
       const std::string& path, Limits limits = {},
-      FileAccess access = FileAccess::kMap);
+      FileAccess access = FileAccess::kRead);
   // A pipe-mode stream on `fd` (a pipe, a socket, stdin), read once.
   static absl::StatusOr<std::unique_ptr<PerfDataReader>> OpenStream(
       memory::ScopedFd fd, Limits limits = {});
@@ -154,8 +168,16 @@ class PerfDataReader {
   virtual absl::Status SkipPayload(uint64_t n) = 0;
   // The bytes of a record queued earlier at `offset` (mapped input only).
   virtual absl::Span<const uint8_t> RecordAt(uint64_t offset, uint32_t size) = 0;
-  // Whether queued records must be copied (streams).
+  // Whether queued records must be copied (streams) when RecordOwner
+  // gives nothing to hold instead.
   virtual bool MustCopy() const = 0;
+  // What keeps the record NextRecord returned last valid: null when
+  // nothing does but the reader (RecordAt) or a copy.
+  virtual const std::shared_ptr<const void>* RecordOwner() { return nullptr; }
+  // The headers of a whole file (either format; a pipe recording saved to
+  // a file is pipe mode, records from kPipeHeaderSize to its end): the
+  // attrs and feature sections, and the data's [pos, end).
+  absl::Status InitFromFile(FileBytes& bytes, uint64_t& pos, uint64_t& end);
   // DataLoss if `record` (its bytes in the input) can no longer be
   // trusted: a mapped file truncated under it reads as zeros
   // (memory/file_mapping.h). Checked before each record is delivered.
@@ -180,7 +202,10 @@ class PerfDataReader {
   // Decodes and hands one kernel record to `handler`; records that do not
   // decode become warnings.
   absl::Status Deliver(absl::Span<const uint8_t> record, uint64_t offset,
-                       int attr_index, EventHandler& handler);
+                       int attr_index, const std::shared_ptr<const void>* keep,
+                       EventHandler& handler);
+  // A record the queue hands back, from where its bytes are.
+  absl::Status DeliverQueued(OrderedQueue::Entry& e, EventHandler& handler);
   // The timestamp perf would queue the record with; 0 if it has none.
   uint64_t TimeOf(uint32_t type, absl::Span<const uint8_t> record,
                   int attr_index) const;

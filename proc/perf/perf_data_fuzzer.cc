@@ -6,15 +6,27 @@
 // recording is a file anyone can hand to the CLI, so every input must be
 // read or refused with a status, within the reader's limits.
 //
+// The same bytes are also read as `unwind perf` reads a file, with pread
+// into chunks (a memfd), and as a pipe-mode stream: every reader must
+// deliver the same records with the same status code, or the target
+// traps.
+//
 // Recorded paths are never opened (they name files of the fuzzing
 // machine): SnapshotOptions::locate sends every one to a path that does
 // not exist, so the table is built and the files reported missing.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "memory/scoped_fd.h"
 #include "proc/perf/perf_data.h"
 #include "proc/perf/perf_snapshot.h"
 #include "proc/perf/process_maps.h"
@@ -29,6 +41,7 @@ class Consumer : public EventHandler {
       : reader_(reader), snap_(reader.info(), std::move(options)) {}
 
   absl::Status OnEvent(const Event& e) override {
+    seen.emplace_back(e.type, e.offset, e.record.size());
     maps_.Apply(e);
     if (e.type != kRecordSample) return absl::OkStatus();
     KernelCallchain(e.sample);
@@ -45,21 +58,55 @@ class Consumer : public EventHandler {
     return absl::OkStatus();
   }
 
+  // What was delivered: type, offset, size.
+  std::vector<std::tuple<uint32_t, uint64_t, size_t>> seen;
+
  private:
   const PerfDataReader& reader_;
   ProcessMaps maps_;
   PerfSnapshotter snap_;
 };
 
-void Run(const uint8_t* data, size_t size) {
-  Limits limits;
-  absl::StatusOr<std::unique_ptr<PerfDataReader>> reader =
-      PerfDataReader::OpenBuffer(absl::MakeConstSpan(data, size), limits);
-  if (!reader.ok()) return;
+struct Outcome {
+  bool opened = false;
+  bool pipe_mode = false;
+  absl::StatusCode code = absl::StatusCode::kOk;
+  std::vector<std::tuple<uint32_t, uint64_t, size_t>> seen;
+};
+
+Outcome ReadAll(absl::StatusOr<std::unique_ptr<PerfDataReader>> reader) {
+  Outcome out;
+  if (!reader.ok()) return out;
+  out.opened = true;
+  out.pipe_mode = (*reader)->pipe_mode();
   SnapshotOptions options;
   options.locate = [](const std::string&) { return std::string("/nonexistent/fuzz"); };
   Consumer consumer(**reader, std::move(options));
-  (*reader)->Read(consumer).IgnoreError();
+  out.code = (*reader)->Read(consumer).code();
+  out.seen = std::move(consumer.seen);
+  return out;
+}
+
+void Run(const uint8_t* data, size_t size) {
+  Limits limits;
+  const Outcome in_memory =
+      ReadAll(PerfDataReader::OpenBuffer(absl::MakeConstSpan(data, size), limits));
+  if (size == 0) return;  // an empty file is refused by OpenFile alone
+  memory::ScopedFd fd(memfd_create("perf.data", MFD_CLOEXEC));
+  if (!fd.valid() || write(fd.get(), data, size) != static_cast<ssize_t>(size)) return;
+  const std::string path = absl::StrCat("/proc/self/fd/", fd.get());
+  const Outcome read = ReadAll(PerfDataReader::OpenFile(path, limits, FileAccess::kRead));
+  if (read.opened != in_memory.opened || read.code != in_memory.code ||
+      read.seen != in_memory.seen) {
+    __builtin_trap();  // the chunked reader disagrees with the in-memory one
+  }
+  if (!in_memory.pipe_mode) return;
+  if (lseek(fd.get(), 0, SEEK_SET) != 0) return;
+  const Outcome stream = ReadAll(PerfDataReader::OpenStream(memory::ScopedFd(dup(fd.get())), limits));
+  if (stream.opened != in_memory.opened || stream.code != in_memory.code ||
+      stream.seen != in_memory.seen) {
+    __builtin_trap();  // the stream reader disagrees with the in-memory one
+  }
 }
 
 }  // namespace

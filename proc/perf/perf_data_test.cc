@@ -8,7 +8,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -159,6 +161,88 @@ TEST(PerfDataReader, ReadFileThatShrinksIsDataLossNotSigbus) {
   EXPECT_TRUE(absl::IsDataLoss(st)) << st;
   EXPECT_GT(c.ips.size(), 0u);
   EXPECT_LT(c.ips.size(), 30000u);
+}
+
+// Records read into chunks (kRead, the CLI's way, and streams) can be
+// kept past OnEvent by holding Event::keep, without a copy: after the
+// whole file is read, every held record still has the file's bytes, in
+// time order, across many 2 MiB chunks. Past max_held_bytes, records come
+// without a chunk to hold (the consumer copies), and the chunks held stop
+// growing.
+class Keep : public EventHandler {
+ public:
+  absl::Status OnEvent(const Event& e) override {
+    if (e.type != kRecordSample) return absl::OkStatus();
+    if (e.keep == nullptr) {
+      ++unheld;
+      return absl::OkStatus();
+    }
+    held.push_back({*e.keep, e.record, e.offset, e.sample.ip});
+    return absl::OkStatus();
+  }
+  struct Held {
+    std::shared_ptr<const void> keep;
+    absl::Span<const uint8_t> record;
+    uint64_t offset;
+    uint64_t ip;
+  };
+  std::vector<Held> held;
+  int unheld = 0;
+};
+
+TEST(PerfDataReader, ReadRecordsAreHeldNotCopied) {
+  PerfDataWriter w;
+  EventAttr a = testing::DwarfCallGraphAttr();
+  w.AddAttr(a);
+  // Two CPUs' buffers, one after the other in each round: out of order.
+  auto sample = [&](uint64_t time, uint64_t ip) {
+    SampleSpec s;
+    s.pid = s.tid = 1;
+    s.time = time;
+    s.ip = ip;
+    s.stack.assign(256, static_cast<uint8_t>(time));  // as perf's, only shorter
+    s.dyn_size = s.stack.size();
+    return testing::SampleRecord(a, s);
+  };
+  for (uint64_t round = 0; round < 40; ++round) {
+    for (uint64_t i = 0; i < 500; ++i) w.Add(sample(round * 1000 + 2 * i + 1, 1));
+    for (uint64_t i = 0; i < 500; ++i) w.Add(sample(round * 1000 + 2 * i, 0));
+    w.Add(testing::FinishedRound());
+  }
+  for (bool pipe : {false, true}) {
+    const std::vector<uint8_t> bytes = pipe ? w.PipeBytes() : w.FileBytes();
+    ASSERT_GT(bytes.size(), size_t{8} << 20);
+    const std::string path = WriteTemp(bytes, "held.data");
+    auto r = PerfDataReader::OpenFile(path);  // kRead
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_FALSE((*r)->records_outlive_delivery());
+    Keep k;
+    ASSERT_TRUE((*r)->Read(k).ok());
+    r->reset();  // the reader is gone; the chunks are not
+    ASSERT_EQ(k.held.size(), 40000u);
+    EXPECT_EQ(k.unheld, 0);
+    for (size_t i = 0; i < k.held.size(); ++i) {
+      const Keep::Held& h = k.held[i];
+      ASSERT_EQ(h.ip, i % 2) << i;  // time order: even, odd, even...
+      ASSERT_LE(h.offset + h.record.size(), bytes.size());
+      ASSERT_EQ(std::memcmp(h.record.data(), bytes.data() + h.offset, h.record.size()), 0)
+          << "record " << i << " at 0x" << std::hex << h.offset;
+    }
+  }
+  // Holding everything, with a budget of 4 MiB: past it, records come
+  // without a chunk.
+  const std::string path = WriteTemp(w.FileBytes(), "held_budget.data");
+  Limits l;
+  l.max_held_bytes = 4 << 20;
+  auto r = PerfDataReader::OpenFile(path, l);
+  ASSERT_TRUE(r.ok()) << r.status();
+  Keep k;
+  ASSERT_TRUE((*r)->Read(k).ok());
+  EXPECT_GT(k.unheld, 0);
+  EXPECT_GT(k.held.size(), 0u);
+  std::set<const void*> chunks;
+  for (const Keep::Held& h : k.held) chunks.insert(h.keep.get());
+  EXPECT_LE(chunks.size(), 3u);  // 4 MiB of 2 MiB chunks, and the one past it
 }
 
 // The same with the file mapped (the CLI's way): the pages past the new

@@ -125,6 +125,7 @@ void SamplePipeline::Flush() {
   lock.unlock();
   open_.size = 0;
   open_.tables.clear();  // on this thread, which took the references
+  open_.bytes.clear();
 }
 
 void SamplePipeline::Finish() {

@@ -127,6 +127,11 @@ class SamplePipeline {
   // one per sample).
   const std::vector<proc::SnapshotMapping>* Hold(
       std::shared_ptr<const std::vector<proc::SnapshotMapping>> table);
+  // Keeps `bytes` (what a sample's stack points into: a chunk of the
+  // input, Event::keep) alive until the open batch has been written.
+  void HoldBytes(const std::shared_ptr<const void>& bytes) {
+    if (open_.bytes.empty() || open_.bytes.back() != bytes) open_.bytes.push_back(bytes);
+  }
   // Unwinds what was submitted, delivers every result, joins the threads.
   void Finish();
 
@@ -140,6 +145,7 @@ class SamplePipeline {
     cli::TextBuffer text;  // the samples' output, when workers format (recycled)
     // The mapping tables its samples point to (Hold).
     std::vector<std::shared_ptr<const std::vector<proc::SnapshotMapping>>> tables;
+    std::vector<std::shared_ptr<const void>> bytes;  // HoldBytes
   };
   struct Worker;
 

@@ -58,6 +58,10 @@ absl::Status SampleReader::OnEvent(const proc::perf::Event& e) {
     const absl::Span<const uint8_t> stack = sample.valid_stack();
     if (stacks_stay_valid_) {
       s.stack = stack;
+    } else if (e.keep != nullptr) {
+      // In a chunk of the input: held by the batch instead of copied.
+      pipeline_.HoldBytes(*e.keep);
+      s.stack = stack;
     } else {
       s.stack_copy.assign(stack.begin(), stack.end());
       s.stack = s.stack_copy;

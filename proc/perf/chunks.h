@@ -1,0 +1,92 @@
+// Input bytes read into recycled, reference-counted chunks, so that a
+// record can be handed on without a copy and stays valid for as long as
+// somebody holds its chunk (a queued record, a sample being unwound).
+//
+// Why not a mapping: on a VM whose guest page tables are shadowed by the
+// host, mapping a perf.data's pages costs more than copying them once
+// into buffers that stay mapped (see the README's "Speed"); and a pipe
+// cannot be mapped at all.
+//
+//   ChunkedInput in(source, limits);
+//   while (in.Ensure(n)) {           // n bytes at in.data(), or the end
+//     use(in.data(), in.chunk());    // hold in.chunk() to keep them
+//     in.Consume(n);
+//   }
+#ifndef UNWINDD_PROC_PERF_CHUNKS_H_
+#define UNWINDD_PROC_PERF_CHUNKS_H_
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace unwindd::proc::perf {
+
+// Buffers of one size, given back to the pool when the last reference to
+// them drops (on any thread). Memory in use is counted, so that a reader
+// can stop handing out references past a budget.
+class ChunkPool {
+ public:
+  // `chunk_bytes`: each buffer's size; `max_free`: buffers kept for reuse.
+  ChunkPool(size_t chunk_bytes, size_t max_free);
+  ~ChunkPool();
+  ChunkPool(const ChunkPool&) = delete;
+  ChunkPool& operator=(const ChunkPool&) = delete;
+
+  // A buffer of chunk_bytes(); freed or recycled when the last copy of
+  // the pointer is gone. May outlive the pool.
+  std::shared_ptr<uint8_t> Take();
+
+  size_t chunk_bytes() const;
+  // Bytes of the buffers handed out and not yet given back.
+  uint64_t in_use_bytes() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+// A sequential input (a file from an offset, or a stream) read through a
+// ChunkPool: Ensure(n) makes n contiguous bytes available, copying the
+// few left at a chunk's end to the start of the next one when a record
+// straddles two reads.
+class ChunkedInput {
+ public:
+  // Reads up to `n` bytes into `dst`: the count, 0 at the end, -1 with
+  // errno set on error (EINTR is retried by the caller).
+  using Source = std::function<ssize_t(uint8_t* dst, size_t n)>;
+
+  // Ensure may ask for up to `chunk_bytes`; `max_free_chunks` are kept
+  // for reuse.
+  ChunkedInput(Source source, size_t chunk_bytes, size_t max_free_chunks);
+
+  // True when `n` bytes are available at data(); false at the end of the
+  // input before that (the bytes there, fewer than n, are still at data()).
+  absl::StatusOr<bool> Ensure(size_t n);
+  const uint8_t* data() const { return chunk_.get() + begin_; }
+  size_t available() const { return end_ - begin_; }
+  void Consume(size_t n) { begin_ += n; }
+  // Discards what is available (the caller skips it).
+  size_t DiscardAvailable();
+  // The chunk data() points into; holding it keeps those bytes.
+  const std::shared_ptr<uint8_t>& chunk() const { return chunk_; }
+  uint64_t in_use_bytes() const { return pool_.in_use_bytes(); }
+
+ private:
+  Source source_;
+  ChunkPool pool_;
+  std::shared_ptr<uint8_t> chunk_;
+  size_t begin_ = 0;  // unconsumed bytes are chunk_[begin_, end_)
+  size_t end_ = 0;
+  bool at_end_ = false;
+};
+
+}  // namespace unwindd::proc::perf
+
+#endif  // UNWINDD_PROC_PERF_CHUNKS_H_
