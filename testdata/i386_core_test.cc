@@ -57,6 +57,8 @@ TEST_P(I386CoreTest, SamePcsAsEuStackAndGdb) {
   const std::string core = TmpPath(absl::StrCat(variant, ".core"));
   {
     absl::StatusOr<RunningProgram> program = StartProgram(exe);
+    // An i386 fixture on a kernel that cannot execute it: nothing to compare.
+    if (absl::IsUnimplemented(program.status())) GTEST_SKIP() << program.status();
     ASSERT_TRUE(program.ok()) << program.status();
     absl::StatusOr<ToolOutput> gcore = RunTool(
         {"gdb", "-nx", "-batch", "-iex", "set debuginfod enabled off", "-p",

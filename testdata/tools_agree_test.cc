@@ -56,6 +56,8 @@ class ToolsAgreeTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(ToolsAgreeTest, SamePcsForEveryThread) {
   const std::string& variant = GetParam();
   absl::StatusOr<RunningProgram> program = StartProgram(FixturePath(variant));
+  // An i386 fixture on a kernel that cannot execute it: nothing to compare.
+  if (absl::IsUnimplemented(program.status())) GTEST_SKIP() << program.status();
   ASSERT_TRUE(program.ok()) << program.status();
 
   SymbolNames names;

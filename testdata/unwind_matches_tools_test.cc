@@ -41,6 +41,8 @@ class UnwindMatchesToolsTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(UnwindMatchesToolsTest, SamePcsAsEuStackAndGdb) {
   const std::string& variant = GetParam();
   absl::StatusOr<RunningProgram> program = StartProgram(FixturePath(variant));
+  // An i386 fixture on a kernel that cannot execute it: nothing to compare.
+  if (absl::IsUnimplemented(program.status())) GTEST_SKIP() << program.status();
   ASSERT_TRUE(program.ok()) << program.status();
 
   // Ours first: if it leaves the process in a bad state (e.g. fails to

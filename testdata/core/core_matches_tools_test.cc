@@ -117,6 +117,8 @@ TEST_P(CoreMatchesToolsTest, GcoreAndKernelCoresMatchEuStackAndGdb) {
   // working directory, which it inherits from us.
   ASSERT_EQ(chdir(crash_dir.c_str()), 0);
   absl::StatusOr<RunningProgram> program = StartProgram(orig_exe);
+  // An i386 fixture on a kernel that cannot execute it: nothing to compare.
+  if (absl::IsUnimplemented(program.status())) GTEST_SKIP() << program.status();
   ASSERT_TRUE(program.ok()) << program.status();
   const std::set<std::string> files = MappedFiles(program->pid());
   std::vector<std::pair<std::string, std::string>> cores;  // kind, path

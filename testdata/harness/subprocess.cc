@@ -84,7 +84,14 @@ absl::StatusOr<Spawned> Spawn(const std::vector<std::string>& argv,
     dup2(devnull, 0);
     dup2(out[1], 1);
     if (capture_stderr) dup2(err[1], 2);
-    execvpe(args[0], args.data(), env.data());
+    // A path is run as it is: execvpe would hand a file the kernel cannot
+    // execute (ENOEXEC: an i386 program on a kernel without IA-32
+    // emulation) to /bin/sh as a script.
+    if (strchr(args[0], '/') != nullptr) {
+      execve(args[0], args.data(), env.data());
+    } else {
+      execvpe(args[0], args.data(), env.data());
+    }
     const int e = errno;
     (void)!write(exec_err[1], &e, sizeof(e));
     _exit(127);
@@ -103,6 +110,11 @@ absl::StatusOr<Spawned> Spawn(const std::vector<std::string>& argv,
     waitpid(pid, nullptr, 0);
     close(out[0]);
     if (capture_stderr) close(err[0]);
+    if (child_errno == ENOEXEC) {
+      return absl::UnimplementedError(absl::StrCat(
+          "this kernel cannot execute ", argv[0], ": ", strerror(child_errno),
+          " (an i386 program where IA-32 emulation is off or missing)"));
+    }
     return absl::NotFoundError(
         absl::StrCat("cannot run ", argv[0], ": ", strerror(child_errno)));
   }
