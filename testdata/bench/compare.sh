@@ -38,6 +38,16 @@ start() {  # start PROGRAM: runs it, waits for its "ready" line; sets $pid
   rm -f "$out"
 }
 
+start_detached() {  # the same, but the program's parent is not this shell
+  local out; out=$(mktemp)
+  ( "$1" >"$out" 2>/dev/null & echo $! >"$out.pid" )
+  pid=$(cat "$out.pid")
+  pids+=("$pid")
+  for _ in $(seq 200); do grep -q ready "$out" && break; sleep 0.05; done
+  sleep 0.2
+  rm -f "$out" "$out.pid"
+}
+
 run_driver() {  # run_driver DRIVER PID TID -> "ns frames..."
   local out; out=$("$B/$1" "$2" "$3" "$ITER")
   echo "$(sed -n 's/^ns_per_stack //p' <<<"$out") $(sed -n 's/^frames //p' <<<"$out")"
@@ -71,40 +81,27 @@ done
 # Whole command, what a user waits for: process start, attach, unwind
 # every thread, print, exit. Per fixture program of the test suite (each
 # loads other libraries, which eu-stack pays for more heavily), `unwind pid`
-# and `eu-stack -p` on the same process, taken in turn (A B A B ...), wall
-# time of each run (bash's $EPOCHREALTIME), median of RUNS; ratio = eu-stack
-# median / unwind median. Start-up against the floor: a static empty C
-# program and `unwind --help`, the same way.
-wall_us() {  # wall_us CMD...: runs CMD once, prints its wall time in µs
-  local t0=$EPOCHREALTIME
-  "$@" >/dev/null 2>&1 || true
-  local t1=$EPOCHREALTIME
-  echo $(( ${t1/./} - ${t0/./} ))
-}
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# and `eu-stack -p` on the same process, taken in turn (A B A B ...) by
+# wall_runs, which times each run from posix_spawn to waitpid (as perf stat
+# does; a shell's own fork would add its cost to both sides), median of
+# RUNS; ratio = eu-stack median / unwind median. The target is not a child
+# of anything timed (started in a subshell that exits). Start-up against
+# the floor: a static empty C program and `unwind --help`, the same way.
 printf '\nwhole command, wall ms, median of %d runs each, taken in turn:\n' "$RUNS"
 printf '%-34s %7s %7s %12s %12s %9s\n' program threads frames "unwind pid" "eu-stack -p" ratio
 for prog in threads_c_O2_nofp_pie signal_handler_O2_nofp_pie recursion_O2_nofp_pie \
             realign_O2_nofp_pie demo_O2_nofp_pie demo cxx_catch_O2_nofp_pie; do
-  start "testdata/$prog"
+  start_detached "testdata/$prog"
   service/unwind pid "$pid" >"$tmp/ours.txt" 2>&1 || true
   eu-stack -p "$pid" >/dev/null 2>&1 || true  # warm the page cache alike
-  : >"$tmp/a"; : >"$tmp/b"
-  for _ in $(seq "$RUNS"); do
-    wall_us service/unwind pid "$pid" >>"$tmp/a"
-    wall_us eu-stack -p "$pid" >>"$tmp/b"
-  done
-  a=$(median <"$tmp/a"); b=$(median <"$tmp/b")
+  "$B/wall_runs" "$RUNS" -- service/unwind pid "$pid" -- eu-stack -p "$pid" >"$tmp/w"
+  a=$(awk 'NR == 1 { print $2 }' "$tmp/w"); b=$(awk 'NR == 2 { print $2 }' "$tmp/w")
   awk -v p="$prog" -v th="$(ls /proc/"$pid"/task | wc -l)" -v fr="$(grep -c '^#' "$tmp/ours.txt")" \
     -v a="$a" -v b="$b" 'BEGIN { printf "%-34s %7d %7d %12.2f %12.2f %8.1fx\n", p, th, fr, a/1000, b/1000, b/a }'
   kill -9 "$pid" 2>/dev/null || true
 done
-: >"$tmp/e"; : >"$tmp/h"
-for _ in $(seq "$RUNS"); do
-  wall_us "$B/empty_static" >>"$tmp/e"
-  wall_us service/unwind --help >>"$tmp/h"
-done
-e=$(median <"$tmp/e"); h=$(median <"$tmp/h")
+"$B/wall_runs" "$RUNS" -- "$B/empty_static" -- service/unwind --help >"$tmp/w"
+e=$(awk 'NR == 1 { print $2 }' "$tmp/w"); h=$(awk 'NR == 2 { print $2 }' "$tmp/w")
 awk -v e="$e" -v h="$h" 'BEGIN {
   printf "start-up: static empty C program %.2f ms (the floor), unwind --help %.2f ms (+%.2f ms)\n", e/1000, h/1000, (h-e)/1000 }'
 fi
