@@ -11,6 +11,7 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "arch/prologue.h"
 #include "unwinder/cfi/cfa_vm.h"
@@ -58,12 +59,7 @@ std::string FindBuildIdInNotes(Elf* elf, uint64_t offset, uint64_t size,
     const char* base = static_cast<const char*>(data->d_buf);
     if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
         std::memcmp(base + name_off, "GNU", 4) == 0 && nhdr.n_descsz > 0) {
-      std::string hex;
-      for (size_t i = 0; i < nhdr.n_descsz; ++i) {
-        absl::StrAppendFormat(&hex, "%02x",
-                              static_cast<uint8_t>(base[desc_off + i]));
-      }
-      return hex;
+      return absl::BytesToHexString(absl::string_view(base + desc_off, nhdr.n_descsz));
     }
     pos = next;
   }
@@ -580,17 +576,18 @@ absl::StatusOr<ModuleRow> Module::FindRowFrom(Source source, arch::FrameAddress 
 
 absl::StatusOr<ModuleRow> Module::FindRowUncached(arch::FrameAddress at,
                                                   const SourcePolicy& policy) {
-  absl::Status first_error = absl::NotFoundError(
-      absl::StrFormat("%s: no unwind information for 0x%x (sources %s)", name_,
-                      at.LookupAddress(), policy.ToString()));
+  absl::Status first_error;  // the first error other than NotFound
   for (Source source : policy.sources()) {
     absl::StatusOr<ModuleRow> r = FindRowFrom(source, at);
     if (r.ok()) return r;
-    if (!absl::IsNotFound(r.status()) && absl::IsNotFound(first_error)) {
-      first_error = r.status();
-    }
+    if (!absl::IsNotFound(r.status()) && first_error.ok()) first_error = r.status();
   }
-  return first_error;
+  if (!first_error.ok()) return first_error;
+  // Made only now: most lookups find a row, and this text cost more than
+  // the lookup.
+  return absl::NotFoundError(
+      absl::StrFormat("%s: no unwind information for 0x%x (sources %s)", name_,
+                      at.LookupAddress(), policy.ToString()));
 }
 
 uint64_t Module::LowestLoadVaddr() const {
