@@ -115,16 +115,20 @@ class FileReader final : public PerfDataReader {
 // holds (RecordOwner), so nothing is copied to queue or keep it.
 class ChunkReader final : public PerfDataReader {
  public:
-  static constexpr size_t kChunkBytes = size_t{2} << 20;  // > a 64 KiB record
+  static constexpr size_t kChunkBytes = size_t{2} << 20;
+  static constexpr size_t kMinChunkBytes = size_t{128} << 10;  // > a 64 KiB record
   static constexpr size_t kMaxFreeChunks = 16;
 
-  // A regular file read with pread.
+  // A regular file read with pread; a small one through chunks no larger
+  // than it (but room for the largest record).
   ChunkReader(Limits limits, memory::ScopedFd fd, uint64_t size)
       : PerfDataReader(limits),
         fd_(std::move(fd)),
         size_(size),
         input_([this](uint8_t* dst, size_t n) { return ReadFile(dst, n); },
-               kChunkBytes, kMaxFreeChunks) {}
+               static_cast<size_t>(std::clamp<uint64_t>((size + 4095) & ~uint64_t{4095},
+                                                        kMinChunkBytes, kChunkBytes)),
+               kMaxFreeChunks) {}
   // A stream read with read().
   ChunkReader(Limits limits, memory::ScopedFd fd)
       : PerfDataReader(limits),
