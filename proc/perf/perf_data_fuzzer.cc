@@ -8,8 +8,8 @@
 //
 // The same bytes are also read as `unwind perf` reads a file, with pread
 // into chunks (a memfd), and as a pipe-mode stream: every reader must
-// deliver the same records with the same status code, or the target
-// traps.
+// deliver the same records (offsets, sizes, bytes) with the same status
+// code, or the target traps.
 //
 // Recorded paths are never opened (they name files of the fuzzing
 // machine): SnapshotOptions::locate sends every one to a path that does
@@ -20,6 +20,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <functional>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -37,11 +39,16 @@ namespace {
 
 class Consumer : public EventHandler {
  public:
-  Consumer(const PerfDataReader& reader, SnapshotOptions options)
-      : reader_(reader), snap_(reader.info(), std::move(options)) {}
+  // `full`: also build the mapping tables and snapshot targets (once per
+  // input; the other readers are only compared with it).
+  Consumer(const PerfDataReader& reader, SnapshotOptions options, bool full)
+      : reader_(reader), snap_(reader.info(), std::move(options)), full_(full) {}
 
   absl::Status OnEvent(const Event& e) override {
-    seen.emplace_back(e.type, e.offset, e.record.size());
+    seen.emplace_back(e.type, e.offset, e.record.size(),
+                      std::hash<std::string_view>()(std::string_view(
+                          reinterpret_cast<const char*>(e.record.data()), e.record.size())));
+    if (!full_) return absl::OkStatus();
     maps_.Apply(e);
     if (e.type != kRecordSample) return absl::OkStatus();
     KernelCallchain(e.sample);
@@ -58,30 +65,31 @@ class Consumer : public EventHandler {
     return absl::OkStatus();
   }
 
-  // What was delivered: type, offset, size.
-  std::vector<std::tuple<uint32_t, uint64_t, size_t>> seen;
+  // What was delivered: type, offset, size, a hash of the bytes.
+  std::vector<std::tuple<uint32_t, uint64_t, size_t, size_t>> seen;
 
  private:
   const PerfDataReader& reader_;
   ProcessMaps maps_;
   PerfSnapshotter snap_;
+  bool full_;
 };
 
 struct Outcome {
   bool opened = false;
   bool pipe_mode = false;
   absl::StatusCode code = absl::StatusCode::kOk;
-  std::vector<std::tuple<uint32_t, uint64_t, size_t>> seen;
+  std::vector<std::tuple<uint32_t, uint64_t, size_t, size_t>> seen;
 };
 
-Outcome ReadAll(absl::StatusOr<std::unique_ptr<PerfDataReader>> reader) {
+Outcome ReadAll(absl::StatusOr<std::unique_ptr<PerfDataReader>> reader, bool full) {
   Outcome out;
   if (!reader.ok()) return out;
   out.opened = true;
   out.pipe_mode = (*reader)->pipe_mode();
   SnapshotOptions options;
   options.locate = [](const std::string&) { return std::string("/nonexistent/fuzz"); };
-  Consumer consumer(**reader, std::move(options));
+  Consumer consumer(**reader, std::move(options), full);
   out.code = (*reader)->Read(consumer).code();
   out.seen = std::move(consumer.seen);
   return out;
@@ -90,19 +98,20 @@ Outcome ReadAll(absl::StatusOr<std::unique_ptr<PerfDataReader>> reader) {
 void Run(const uint8_t* data, size_t size) {
   Limits limits;
   const Outcome in_memory =
-      ReadAll(PerfDataReader::OpenBuffer(absl::MakeConstSpan(data, size), limits));
+      ReadAll(PerfDataReader::OpenBuffer(absl::MakeConstSpan(data, size), limits), true);
   if (size == 0) return;  // an empty file is refused by OpenFile alone
   memory::ScopedFd fd(memfd_create("perf.data", MFD_CLOEXEC));
   if (!fd.valid() || write(fd.get(), data, size) != static_cast<ssize_t>(size)) return;
   const std::string path = absl::StrCat("/proc/self/fd/", fd.get());
-  const Outcome read = ReadAll(PerfDataReader::OpenFile(path, limits, FileAccess::kRead));
+  const Outcome read = ReadAll(PerfDataReader::OpenFile(path, limits, FileAccess::kRead), false);
   if (read.opened != in_memory.opened || read.code != in_memory.code ||
       read.seen != in_memory.seen) {
     __builtin_trap();  // the chunked reader disagrees with the in-memory one
   }
   if (!in_memory.pipe_mode) return;
   if (lseek(fd.get(), 0, SEEK_SET) != 0) return;
-  const Outcome stream = ReadAll(PerfDataReader::OpenStream(memory::ScopedFd(dup(fd.get())), limits));
+  const Outcome stream = ReadAll(
+      PerfDataReader::OpenStream(memory::ScopedFd(dup(fd.get())), limits), false);
   if (stream.opened != in_memory.opened || stream.code != in_memory.code ||
       stream.seen != in_memory.seen) {
     __builtin_trap();  // the stream reader disagrees with the in-memory one
