@@ -76,6 +76,8 @@ for prog in demo threads_c_O2_nofp_pie recursion_O2_nofp_pie; do
     awk -v p="$prog" -v t="$tid" -v n="$n" -v f="$floor_ns" -v o="$ours_ns" -v d="$dw_ns" -v l="$lu_ns" \
       'BEGIN { printf "%-24s %7d %6d %9.1f %12.1f %12.1f %12.1f %8.1fx %8.1fx\n", p, t, n, f/1000, o/1000, d/1000, l/1000, d/o, l/o }'
   done
+  # Reaped here, so the shell does not report it "Killed" at exit.
+  kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
 done
 
 # Whole command, what a user waits for: process start, attach, unwind
@@ -85,19 +87,27 @@ done
 # wall_runs, which times each run from posix_spawn to waitpid (as perf stat
 # does; a shell's own fork would add its cost to both sides), median of
 # RUNS; ratio = eu-stack median / unwind median. The target is not a child
-# of anything timed (started in a subshell that exits). Start-up against
-# the floor: a static empty C program and `unwind --help`, the same way.
+# of anything timed (started in a subshell that exits). "attach floor" is
+# attach_floor.c, timed in the same rotation: a static program that only
+# stops every thread, reads its registers, 512 bytes of stack and the maps,
+# and detaches; "max ratio" = eu-stack / attach floor, what no unwinder
+# could beat on this machine. Start-up against the floor: a static empty C
+# program and `unwind --help`, the same way.
 printf '\nwhole command, wall ms, median of %d runs each, taken in turn:\n' "$RUNS"
-printf '%-34s %7s %7s %12s %12s %9s\n' program threads frames "unwind pid" "eu-stack -p" ratio
+printf '%-34s %7s %7s %12s %12s %9s %13s %9s\n' program threads frames "unwind pid" "eu-stack -p" ratio \
+  "attach floor" "max ratio"
 for prog in threads_c_O2_nofp_pie signal_handler_O2_nofp_pie recursion_O2_nofp_pie \
             realign_O2_nofp_pie demo_O2_nofp_pie demo cxx_catch_O2_nofp_pie; do
   start_detached "testdata/$prog"
   service/unwind pid "$pid" >"$tmp/ours.txt" 2>&1 || true
   eu-stack -p "$pid" >/dev/null 2>&1 || true  # warm the page cache alike
-  "$B/wall_runs" "$RUNS" -- service/unwind pid "$pid" -- eu-stack -p "$pid" >"$tmp/w"
+  "$B/wall_runs" "$RUNS" -- service/unwind pid "$pid" -- eu-stack -p "$pid" \
+    -- "$B/attach_floor" "$pid" >"$tmp/w"
   a=$(awk 'NR == 1 { print $2 }' "$tmp/w"); b=$(awk 'NR == 2 { print $2 }' "$tmp/w")
+  f=$(awk 'NR == 3 { print $2 }' "$tmp/w")
   awk -v p="$prog" -v th="$(ls /proc/"$pid"/task | wc -l)" -v fr="$(grep -c '^#' "$tmp/ours.txt")" \
-    -v a="$a" -v b="$b" 'BEGIN { printf "%-34s %7d %7d %12.2f %12.2f %8.1fx\n", p, th, fr, a/1000, b/1000, b/a }'
+    -v a="$a" -v b="$b" -v f="$f" 'BEGIN {
+    printf "%-34s %7d %7d %12.2f %12.2f %8.1fx %13.2f %8.1fx\n", p, th, fr, a/1000, b/1000, b/a, f/1000, b/f }'
   kill -9 "$pid" 2>/dev/null || true
 done
 "$B/wall_runs" "$RUNS" -- "$B/empty_static" -- service/unwind --help >"$tmp/w"
