@@ -2,9 +2,13 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <system_error>
+#include <thread>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -94,11 +98,110 @@ std::shared_ptr<uint8_t> ChunkPool::Take() {
   });
 }
 
-ChunkedInput::ChunkedInput(Source source, size_t chunk_bytes, size_t max_free_chunks)
-    : source_(std::move(source)), pool_(chunk_bytes, max_free_chunks) {}
+// One thread that calls the source for the next chunk while the caller
+// decodes the current one. Only the caller starts a read (Start) and takes
+// its result (Take), so the source is called by one thread at a time, in
+// order, and what it changes is seen by the caller after Take.
+struct ChunkedInput::Ahead {
+  // A chunk read, or why not.
+  struct Read {
+    std::shared_ptr<uint8_t> chunk;  // bytes at [headroom, headroom + size)
+    size_t size = 0;                 // 0 with an ok status: the end
+    absl::Status status;
+  };
+
+  Ahead(Source& source, size_t headroom, size_t capacity)
+      : source(source), headroom(headroom), capacity(capacity) {}
+
+  ~Ahead() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stopping = true;
+    }
+    cv.notify_all();
+    if (thread.joinable()) thread.join();
+  }
+
+  // Reads into `chunk` on the thread. Nothing may be in flight or waiting.
+  void Start(std::shared_ptr<uint8_t> chunk) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      next.chunk = std::move(chunk);
+      requested = true;
+    }
+    started = true;
+    if (!thread.joinable()) {
+      try {
+        thread = std::thread([this] { Run(); });
+      } catch (const std::system_error&) {
+        // No thread to be had (a process or memory limit): read it now.
+        ReadNext();
+        std::lock_guard<std::mutex> lock(mu);
+        requested = false;
+        return;
+      }
+    }
+    cv.notify_all();
+  }
+
+  // The read started last (`started` must be true), once it is done.
+  Read Take() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [this] { return !requested; });
+    started = false;
+    return std::move(next);
+  }
+
+  void Run() {
+    std::unique_lock<std::mutex> lock(mu);
+    while (true) {
+      cv.wait(lock, [this] { return requested || stopping; });
+      if (stopping) return;
+      lock.unlock();
+      ReadNext();
+      lock.lock();
+      requested = false;
+      cv.notify_all();
+    }
+  }
+
+  // Fills `next` (its chunk is the thread's until `requested` is cleared).
+  void ReadNext() {
+    ssize_t r;
+    do {
+      r = source(next.chunk.get() + headroom, capacity - headroom);
+    } while (r < 0 && errno == EINTR);
+    next.status = r < 0 ? absl::ErrnoToStatus(errno, "read") : absl::OkStatus();
+    next.size = r > 0 ? static_cast<size_t>(r) : 0;
+  }
+
+  Source& source;
+  const size_t headroom;
+  const size_t capacity;
+  // The caller's own: a read started and not yet taken; why the input
+  // stopped (a read error, or no memory for a chunk).
+  bool started = false;
+  absl::Status ended;
+  std::mutex mu;
+  std::condition_variable cv;
+  Read next;               // guarded by mu
+  bool requested = false;  // guarded by mu: `next` is being read
+  bool stopping = false;   // guarded by mu
+  std::thread thread;
+};
+
+ChunkedInput::ChunkedInput(Source source, Options options)
+    : source_(std::move(source)), pool_(options.chunk_bytes, options.max_free_chunks) {
+  if (options.read_ahead_headroom > 0 && options.read_ahead_headroom < options.chunk_bytes) {
+    ahead_ = std::make_unique<Ahead>(source_, options.read_ahead_headroom, options.chunk_bytes);
+  }
+}
+
+ChunkedInput::~ChunkedInput() = default;
 
 absl::StatusOr<bool> ChunkedInput::Ensure(size_t n) {
   if (end_ - begin_ >= n) return true;
+  if (ahead_ != nullptr) return EnsureAhead(n);
   const size_t capacity = pool_.chunk_bytes();
   if (n > capacity) {
     return absl::InvalidArgumentError(
@@ -137,10 +240,67 @@ absl::StatusOr<bool> ChunkedInput::Ensure(size_t n) {
   return end_ - begin_ >= n;
 }
 
-size_t ChunkedInput::DiscardAvailable() {
-  const size_t n = end_ - begin_;
-  begin_ = end_;
-  return n;
+absl::StatusOr<bool> ChunkedInput::EnsureAhead(size_t n) {
+  if (n > ahead_->headroom) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d bytes asked of an input read ahead with %d bytes of headroom", n, ahead_->headroom));
+  }
+  while (end_ - begin_ < n && !at_end_) {
+    if (ahead_->ended.ok() && !ahead_->started) StartAhead();  // read now
+    if (!ahead_->started) return ahead_->ended;  // a read error, or no memory
+    Ahead::Read read = ahead_->Take();
+    if (!read.status.ok()) {
+      ahead_->ended = read.status;  // the input stops here, for good
+      return ahead_->ended;
+    }
+    if (read.size == 0) {
+      at_end_ = true;
+      break;
+    }
+    // What is left of this chunk (fewer than n <= headroom bytes) goes in
+    // front of the new one's bytes.
+    const size_t left = end_ - begin_;
+    const size_t at = ahead_->headroom - left;
+    if (left > 0) std::memcpy(read.chunk.get() + at, chunk_.get() + begin_, left);
+    chunk_ = std::move(read.chunk);
+    begin_ = at;
+    end_ = ahead_->headroom + read.size;
+    StartAhead();  // the next chunk, while the caller decodes this one
+  }
+  return end_ - begin_ >= n;
+}
+
+void ChunkedInput::StartAhead() {
+  std::shared_ptr<uint8_t> next = pool_.Take();
+  if (next == nullptr) {
+    ahead_->ended = absl::ResourceExhaustedError(
+        absl::StrFormat("no memory for a %d-byte read buffer", pool_.chunk_bytes()));
+    return;
+  }
+  ahead_->Start(std::move(next));
+}
+
+uint64_t ChunkedInput::Skip(uint64_t n) {
+  uint64_t skipped = std::min<uint64_t>(n, end_ - begin_);
+  begin_ += skipped;
+  while (skipped < n && ahead_ != nullptr && ahead_->started) {
+    Ahead::Read read = ahead_->Take();
+    if (!read.status.ok()) {
+      ahead_->ended = read.status;  // the next Ensure returns it
+      break;
+    }
+    if (read.size == 0) {
+      at_end_ = true;
+      break;
+    }
+    chunk_ = std::move(read.chunk);
+    begin_ = ahead_->headroom;
+    end_ = begin_ + read.size;
+    const uint64_t take = std::min<uint64_t>(n - skipped, read.size);
+    begin_ += take;
+    skipped += take;
+  }
+  return skipped;
 }
 
 }  // namespace unwindd::proc::perf

@@ -7,7 +7,7 @@
 // into buffers that stay mapped (see the README's "Speed"); and a pipe
 // cannot be mapped at all.
 //
-//   ChunkedInput in(source, limits);
+//   ChunkedInput in(source, {.chunk_bytes = 2 << 20, .max_free_chunks = 16});
 //   while (in.Ensure(n)) {           // n bytes at in.data(), or the end
 //     use(in.data(), in.chunk());    // hold in.chunk() to keep them
 //     in.Consume(n);
@@ -56,15 +56,31 @@ class ChunkPool {
 // ChunkPool: Ensure(n) makes n contiguous bytes available, copying the
 // few left at a chunk's end to the start of the next one when a record
 // straddles two reads.
+//
+// Read ahead (Options::read_ahead_headroom), the source is called on a
+// thread of the input's own, one chunk ahead of the caller: copying a
+// file out of the page cache then overlaps with decoding the chunk before
+// it, instead of being half of the reader's time (see the README's
+// "Scaling"). Each chunk read ahead starts `read_ahead_headroom` bytes in,
+// where the end of the chunk before it is copied; Ensure(n) may ask for at
+// most that many. Only for a source whose reads end (a regular file): the
+// destructor waits for a read in flight.
 class ChunkedInput {
  public:
   // Reads up to `n` bytes into `dst`: the count, 0 at the end, -1 with
   // errno set on error (EINTR is retried by the caller).
   using Source = std::function<ssize_t(uint8_t* dst, size_t n)>;
 
-  // Ensure may ask for up to `chunk_bytes`; `max_free_chunks` are kept
-  // for reuse.
-  ChunkedInput(Source source, size_t chunk_bytes, size_t max_free_chunks);
+  struct Options {
+    size_t chunk_bytes = 0;      // Ensure may ask for up to this many
+    size_t max_free_chunks = 0;  // kept for reuse
+    size_t read_ahead_headroom = 0;  // 0: the source is read on the caller
+  };
+
+  ChunkedInput(Source source, Options options);
+  ~ChunkedInput();  // waits for a read in flight
+  ChunkedInput(const ChunkedInput&) = delete;
+  ChunkedInput& operator=(const ChunkedInput&) = delete;
 
   // True when `n` bytes are available at data(); false at the end of the
   // input before that (the bytes there, fewer than n, are still at data()).
@@ -72,19 +88,28 @@ class ChunkedInput {
   const uint8_t* data() const { return chunk_.get() + begin_; }
   size_t available() const { return end_ - begin_; }
   void Consume(size_t n) { begin_ += n; }
-  // Discards what is available (the caller skips it).
-  size_t DiscardAvailable();
+  // Goes past up to `n` bytes the source has already given (available()
+  // and, read ahead, the chunk being read, which it waits for) without
+  // reading more. Less than `n` means nothing read is left and no read is
+  // in flight: the caller may move the source past the rest itself.
+  uint64_t Skip(uint64_t n);
   // The chunk data() points into; holding it keeps those bytes.
   const std::shared_ptr<uint8_t>& chunk() const { return chunk_; }
   uint64_t in_use_bytes() const { return pool_.in_use_bytes(); }
 
  private:
+  struct Ahead;  // the read-ahead thread and the chunk it reads
+
+  absl::StatusOr<bool> EnsureAhead(size_t n);
+  void StartAhead();  // a read of the next chunk, on the thread
+
   Source source_;
   ChunkPool pool_;
   std::shared_ptr<uint8_t> chunk_;
   size_t begin_ = 0;  // unconsumed bytes are chunk_[begin_, end_)
   size_t end_ = 0;
   bool at_end_ = false;
+  std::unique_ptr<Ahead> ahead_;  // null: read on the caller
 };
 
 }  // namespace unwindd::proc::perf

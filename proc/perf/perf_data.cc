@@ -110,32 +110,38 @@ class FileReader final : public PerfDataReader {
 };
 
 // Records read through ChunkedInput: a file with pread (from its data
-// section's offset to its end), or a pipe-mode stream with read(), front
-// to back. A record's bytes stay where they were read, in a chunk it
-// holds (RecordOwner), so nothing is copied to queue or keep it.
+// section's offset to its end), read ahead on a thread of its own, or a
+// pipe-mode stream with read(), front to back. A record's bytes stay where
+// they were read, in a chunk it holds (RecordOwner), so nothing is copied
+// to queue or keep it.
 class ChunkReader final : public PerfDataReader {
  public:
   static constexpr size_t kChunkBytes = size_t{2} << 20;
-  static constexpr size_t kMinChunkBytes = size_t{128} << 10;  // > a 64 KiB record
+  // The largest record (its size is 16 bits) fits in front of a chunk
+  // read ahead, and a small file's chunk has room for more.
+  static constexpr size_t kHeadroom = size_t{64} << 10;
+  static constexpr size_t kMinChunkBytes = size_t{128} << 10;
   static constexpr size_t kMaxFreeChunks = 16;
 
-  // A regular file read with pread; a small one through chunks no larger
-  // than it (but room for the largest record).
+  // A regular file read with pread, ahead of the records being decoded; a
+  // small one through chunks no larger than it (plus the headroom).
   ChunkReader(Limits limits, memory::ScopedFd fd, uint64_t size)
       : PerfDataReader(limits),
         fd_(std::move(fd)),
         size_(size),
         input_([this](uint8_t* dst, size_t n) { return ReadFile(dst, n); },
-               static_cast<size_t>(std::clamp<uint64_t>((size + 4095) & ~uint64_t{4095},
-                                                        kMinChunkBytes, kChunkBytes)),
-               kMaxFreeChunks) {}
-  // A stream read with read().
+               {.chunk_bytes = static_cast<size_t>(std::clamp<uint64_t>(
+                    ((size + 4095) & ~uint64_t{4095}) + kHeadroom, kMinChunkBytes, kChunkBytes)),
+                .max_free_chunks = kMaxFreeChunks,
+                .read_ahead_headroom = kHeadroom}) {}
+  // A stream read with read(), on the caller (a read may wait for ever for
+  // a writer, and nothing must wait for it at the end).
   ChunkReader(Limits limits, memory::ScopedFd fd)
       : PerfDataReader(limits),
         fd_(std::move(fd)),
         stream_(true),
         input_([fd = fd_.get()](uint8_t* dst, size_t n) { return ::read(fd, dst, n); },
-               kChunkBytes, kMaxFreeChunks) {}
+               {.chunk_bytes = kChunkBytes, .max_free_chunks = kMaxFreeChunks}) {}
 
   absl::Status InitFile() {
     PreadFileBytes bytes(fd_.get(), size_);
@@ -193,22 +199,20 @@ class ChunkReader final : public PerfDataReader {
   absl::Status SkipPayload(uint64_t n) override {
     const uint64_t at = offset_;
     while (n > 0) {
-      if (input_.available() == 0) {
-        if (!stream_) {
-          // Nothing of it is read yet: go past it.
-          if (n > file_end_ - file_pos_) break;
-          file_pos_ += n;
-          offset_ += n;
-          return absl::OkStatus();
-        }
-        absl::StatusOr<bool> got = input_.Ensure(1);
-        if (!got.ok()) return Failed(got.status());
-        if (!*got) break;
+      const uint64_t skipped = input_.Skip(n);  // what was read already
+      offset_ += skipped;
+      n -= skipped;
+      if (n == 0) break;
+      if (!stream_) {
+        // Nothing of the rest is read yet, nor being read: go past it.
+        if (n > file_end_ - file_pos_) break;
+        file_pos_ += n;
+        offset_ += n;
+        return absl::OkStatus();
       }
-      const uint64_t take = std::min<uint64_t>(n, input_.available());
-      input_.Consume(take);
-      offset_ += take;
-      n -= take;
+      absl::StatusOr<bool> got = input_.Ensure(1);
+      if (!got.ok()) return Failed(got.status());
+      if (!*got) break;
     }
     if (n == 0) return absl::OkStatus();
     return absl::DataLossError(absl::StrFormat(

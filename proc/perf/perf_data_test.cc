@@ -163,6 +163,55 @@ TEST(PerfDataReader, ReadFileThatShrinksIsDataLossNotSigbus) {
   EXPECT_LT(c.ips.size(), 30000u);
 }
 
+// AUXTRACE payloads (trace data after the record, not records) are gone
+// past, in a file read ahead in chunks as in a mapped one: one inside what
+// was read, one larger than several chunks (moved past without reading),
+// and the records after each come whole and in order.
+TEST(PerfDataReader, PayloadsAreSkippedInFilesReadAhead) {
+  PerfDataWriter w;
+  EventAttr a = testing::DwarfCallGraphAttr();
+  w.AddAttr(a);
+  auto auxtrace = [](uint64_t size) {
+    Bytes8 body;
+    body.U64(size).U64(0).U64(0).U32(0).U32(1).U32(0).U32(0);
+    std::vector<uint8_t> rec = Record(kRecordAuxtrace, 0, body.bytes());
+    rec.resize(rec.size() + size, 0xa5);
+    return rec;
+  };
+  std::vector<uint64_t> want;
+  uint64_t t = 1;
+  for (uint64_t payload : {uint64_t{4096}, uint64_t{5} << 20, uint64_t{64}, uint64_t{3} << 20}) {
+    for (int i = 0; i < 300; ++i, ++t) {
+      w.Add(Sample(a, t, t));
+      want.push_back(t);
+    }
+    w.Add(auxtrace(payload));
+  }
+  w.Add(Sample(a, t, t));
+  want.push_back(t);
+  const std::string path = WriteTemp(w.FileBytes(), "auxtrace.data");
+  for (FileAccess access : {FileAccess::kMap, FileAccess::kRead}) {
+    auto r = PerfDataReader::OpenFile(path, {}, access);
+    ASSERT_TRUE(r.ok()) << r.status();
+    Collect c;
+    absl::Status st = (*r)->Read(c);
+    ASSERT_TRUE(st.ok()) << st;
+    EXPECT_EQ(c.ips, want);
+  }
+  // A payload that runs past the end of the file is DataLoss.
+  PerfDataWriter cut;
+  cut.AddAttr(a);
+  cut.Add(Sample(a, 1, 1));
+  std::vector<uint8_t> rec = auxtrace(uint64_t{4} << 20);
+  rec.resize(rec.size() - 8);
+  cut.Add(rec);
+  auto r = PerfDataReader::OpenFile(WriteTemp(cut.FileBytes(), "auxtrace_cut.data"), {},
+                                    FileAccess::kRead);
+  ASSERT_TRUE(r.ok()) << r.status();
+  Collect c;
+  EXPECT_TRUE(absl::IsDataLoss((*r)->Read(c)));
+}
+
 // Records read into chunks (kRead, the CLI's way, and streams) can be
 // kept past OnEvent by holding Event::keep, without a copy: after the
 // whole file is read, every held record still has the file's bytes, in
