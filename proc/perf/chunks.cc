@@ -248,26 +248,34 @@ absl::StatusOr<bool> ChunkedInput::EnsureAhead(size_t n) {
   while (end_ - begin_ < n && !at_end_) {
     if (ahead_->ended.ok() && !ahead_->started) StartAhead();  // read now
     if (!ahead_->started) return ahead_->ended;  // a read error, or no memory
-    Ahead::Read read = ahead_->Take();
-    if (!read.status.ok()) {
-      ahead_->ended = read.status;  // the input stops here, for good
-      return ahead_->ended;
+    if (!TakeAhead()) {
+      if (!ahead_->ended.ok()) return ahead_->ended;  // the input stops here
+      break;                                         // the end
     }
-    if (read.size == 0) {
-      at_end_ = true;
-      break;
-    }
-    // What is left of this chunk (fewer than n <= headroom bytes) goes in
-    // front of the new one's bytes.
-    const size_t left = end_ - begin_;
-    const size_t at = ahead_->headroom - left;
-    if (left > 0) std::memcpy(read.chunk.get() + at, chunk_.get() + begin_, left);
-    chunk_ = std::move(read.chunk);
-    begin_ = at;
-    end_ = ahead_->headroom + read.size;
     StartAhead();  // the next chunk, while the caller decodes this one
   }
   return end_ - begin_ >= n;
+}
+
+bool ChunkedInput::TakeAhead() {
+  Ahead::Read read = ahead_->Take();
+  if (!read.status.ok()) {
+    ahead_->ended = read.status;  // for good: the source is not read again
+    return false;
+  }
+  if (read.size == 0) {
+    at_end_ = true;
+    return false;
+  }
+  // What is left of this chunk (fewer than headroom bytes: Ensure asks for
+  // at most that many) goes in front of the new one's bytes.
+  const size_t left = end_ - begin_;
+  const size_t at = ahead_->headroom - left;
+  if (left > 0) std::memcpy(read.chunk.get() + at, chunk_.get() + begin_, left);
+  chunk_ = std::move(read.chunk);
+  begin_ = at;
+  end_ = ahead_->headroom + read.size;
+  return true;
 }
 
 void ChunkedInput::StartAhead() {
@@ -283,20 +291,10 @@ void ChunkedInput::StartAhead() {
 uint64_t ChunkedInput::Skip(uint64_t n) {
   uint64_t skipped = std::min<uint64_t>(n, end_ - begin_);
   begin_ += skipped;
-  while (skipped < n && ahead_ != nullptr && ahead_->started) {
-    Ahead::Read read = ahead_->Take();
-    if (!read.status.ok()) {
-      ahead_->ended = read.status;  // the next Ensure returns it
-      break;
-    }
-    if (read.size == 0) {
-      at_end_ = true;
-      break;
-    }
-    chunk_ = std::move(read.chunk);
-    begin_ = ahead_->headroom;
-    end_ = begin_ + read.size;
-    const uint64_t take = std::min<uint64_t>(n - skipped, read.size);
+  // Short of n, nothing is left here; a read in flight has more, and an
+  // error or the end it brings is kept for the next Ensure.
+  while (skipped < n && ahead_ != nullptr && ahead_->started && TakeAhead()) {
+    const uint64_t take = std::min<uint64_t>(n - skipped, end_ - begin_);
     begin_ += take;
     skipped += take;
   }

@@ -102,6 +102,9 @@ class ChunkedInput {
 
   absl::StatusOr<bool> EnsureAhead(size_t n);
   void StartAhead();  // a read of the next chunk, on the thread
+  // Waits for the read in flight and makes its bytes the available ones
+  // (after what is left of this chunk); false at the end or on an error.
+  bool TakeAhead();
 
   Source source_;
   ChunkPool pool_;
