@@ -19,6 +19,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -59,28 +60,6 @@ struct Answer {
   int lib_frames = 0;
 };
 
-Answer Unwind(ServerProcess& s, pid_t pid, const std::string& lib) {
-  v1::UnwindProcessRequest r;
-  r.set_pid(pid);
-  grpc::ClientContext c;
-  c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
-  v1::UnwindResponse resp;
-  Answer a;
-  a.status = s.Stub()->UnwindProcess(&c, r, &resp);
-  if (!a.status.ok() || resp.threads_size() == 0) return a;
-  const v1::ThreadStack& t = resp.threads(0);
-  for (const v1::Frame& f : t.frames()) {
-    a.pcs.push_back(f.pc());
-    if (f.has_module() && static_cast<int>(f.module()) < resp.modules_size() &&
-        resp.modules(f.module()).path() == lib) {
-      ++a.lib_frames;
-    }
-  }
-  a.stop = t.stop();
-  a.detail = t.stop_detail();
-  return a;
-}
-
 // Frame 0 of a thread blocked in read() is the instruction after its
 // `syscall` while the call waits, and the `syscall` itself (2 bytes back)
 // when the stop came as the interrupted call was being restarted: the
@@ -100,6 +79,29 @@ std::vector<uint64_t> AfterSyscall(pid_t pid, std::vector<uint64_t> pcs) {
   }
 #endif
   return pcs;
+}
+
+Answer Unwind(ServerProcess& s, pid_t pid, const std::string& lib) {
+  v1::UnwindProcessRequest r;
+  r.set_pid(pid);
+  grpc::ClientContext c;
+  c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  v1::UnwindResponse resp;
+  Answer a;
+  a.status = s.Stub()->UnwindProcess(&c, r, &resp);
+  if (!a.status.ok() || resp.threads_size() == 0) return a;
+  const v1::ThreadStack& t = resp.threads(0);
+  for (const v1::Frame& f : t.frames()) {
+    a.pcs.push_back(f.pc());
+    if (f.has_module() && static_cast<int>(f.module()) < resp.modules_size() &&
+        resp.modules(f.module()).path() == lib) {
+      ++a.lib_frames;
+    }
+  }
+  a.pcs = AfterSyscall(pid, std::move(a.pcs));
+  a.stop = t.stop();
+  a.detail = t.stop_detail();
+  return a;
 }
 
 std::string Hex(const std::vector<uint64_t>& pcs) {
@@ -130,9 +132,8 @@ TEST(FileRaceTest, RewrittenLibraryNeverCrashesTheServerNorGivesWrongFrames) {
   absl::StatusOr<std::unique_ptr<ServerProcess>> server =
       ServerProcess::Start(server_dir.path(), {});
   ASSERT_TRUE(server.ok()) << server.status();
-  Answer good = Unwind(**server, host->pid(), lib);
+  const Answer good = Unwind(**server, host->pid(), lib);
   ASSERT_TRUE(good.status.ok()) << good.status.error_message();
-  good.pcs = AfterSyscall(host->pid(), good.pcs);
   ASSERT_EQ(good.stop, v1::STOP_REASON_END_OF_STACK) << good.detail;
   ASSERT_GE(good.lib_frames, 2) << Hex(good.pcs);  // RaceInner, RaceOuter
 
@@ -173,8 +174,7 @@ TEST(FileRaceTest, RewrittenLibraryNeverCrashesTheServerNorGivesWrongFrames) {
   int answers = 0, correct = 0, errors = 0, stopped = 0;
   const absl::Time end = absl::Now() + absl::Seconds(8);
   while (absl::Now() < end) {
-    Answer a = Unwind(**server, host->pid(), lib);
-    a.pcs = AfterSyscall(host->pid(), a.pcs);
+    const Answer a = Unwind(**server, host->pid(), lib);
     ++answers;
     if (!a.status.ok()) {
       ++errors;
@@ -208,8 +208,7 @@ TEST(FileRaceTest, RewrittenLibraryNeverCrashesTheServerNorGivesWrongFrames) {
   ASSERT_TRUE(WriteAll(mapped, pristine, 0, pristine.size()));
   close(mapped);
   for (int i = 0; i < 3; ++i) {
-    Answer a = Unwind(**server, host->pid(), lib);
-    a.pcs = AfterSyscall(host->pid(), a.pcs);
+    const Answer a = Unwind(**server, host->pid(), lib);
     ASSERT_TRUE(a.status.ok()) << a.status.error_message();
     EXPECT_EQ(a.stop, v1::STOP_REASON_END_OF_STACK) << a.detail;
     EXPECT_EQ(Hex(a.pcs), Hex(good.pcs));
