@@ -1,7 +1,7 @@
 """Builds each fixture program in several compiler configurations.
 
 A variant name is "<opt>_<fp>_<pie>[_debugframe]", e.g. "O2_nofp_pie":
-  opt: O0 | O2 | O3
+  opt: O0 | O2 | O3 | Os
   fp:  fp   -> -fno-omit-frame-pointer (rbp chains every frame)
        nofp -> -fomit-frame-pointer: the toolchain's default compile flags
                already contain -fno-omit-frame-pointer, so "nofp" must say so
@@ -15,6 +15,9 @@ A variant name is "<opt>_<fp>_<pie>[_debugframe]", e.g. "O2_nofp_pie":
        Without -g as well there would be no CFI at all, and then the tools
        disagree (gdb's prologue analyzer gets lost in -O2 code where
        eu-stack follows rbp), so there is no "no CFI" variant.
+  cet (optional): -fcf-protection=full, Intel CET's endbr64 at every
+       indirect-branch target and the .plt.sec stubs it brings (Debian's
+       gcc does not turn it on by default; Ubuntu's and Fedora's do).
   m32 (optional, last): -m32, a 32-bit i386 program that our 64-bit
        `unwind` must unwind (Debian's g++-12-multilib; C programs only:
        without the gcc-multilib metapackage, which conflicts with the
@@ -27,6 +30,7 @@ _OPT = {
     "O0": ["-O0"],
     "O2": ["-O2"],
     "O3": ["-O3"],
+    "Os": ["-Os"],
 }
 
 _FP = {
@@ -42,10 +46,13 @@ _PIE = {
 
 _EXTRA = {
     "debugframe": ["-fno-asynchronous-unwind-tables", "-fno-unwind-tables"],
+    "cet": ["-fcf-protection=full"],
     "m32": ["-m32"],
 }
 
 _EXTRA_LINKOPTS = {
+    # BFD ld: gold (the toolchain's) has no -z ibtplt.
+    "cet": ["-fuse-ld=bfd", "-Wl,-z,ibtplt"],
     "m32": ["-m32"],
 }
 

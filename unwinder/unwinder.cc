@@ -106,11 +106,17 @@ struct StepContext {
   int module_index;
   // False after a frame-record step that gives only a lower bound of sp.
   bool sp_exact;
+  // The frame's SP when its PC is where the thread was (frame 0, or after
+  // a signal frame), else 0: save slots below it were popped already
+  // (cfi/rules.h, ReadCalleeSaved).
+  uint64_t restored_below;
 };
 
 Step ApplyStep(const Row& row, Method method, memory::Memory& memory,
-               const arch::RegisterSet& regs, uint64_t load_bias) {
-  absl::StatusOr<ApplyResult> applied = ApplyRow(row, regs, memory, load_bias);
+               const arch::RegisterSet& regs, uint64_t load_bias,
+               uint64_t restored_below) {
+  absl::StatusOr<ApplyResult> applied =
+      ApplyRow(row, regs, memory, load_bias, restored_below);
   if (!applied.ok()) return Stop(applied.status());
   if (applied->ra_undefined) return Stop(StopReason::kEndOfStack, "");
   Step s;
@@ -137,7 +143,7 @@ Step FramePointerStep(memory::Memory& memory, const arch::RegisterSet& regs,
       return Stop(StopReason::kNoUnwindInfo, std::move(check.why));
   }
   return ApplyStep(fp::FramePointerRow(regs.arch()), Method::kFramePointer,
-                   memory, regs, 0);
+                   memory, regs, 0, 0);
 }
 
 // Not inlined into the step loop: the loop's warm path (a cached compact
@@ -184,7 +190,8 @@ Step FramePointerStep(memory::Memory& memory, const arch::RegisterSet& regs,
                         (*row)->method, *c);
         }
       }
-      return ApplyStep((*row)->row, (*row)->method, memory, regs, mm->load_bias);
+      return ApplyStep((*row)->row, (*row)->method, memory, regs, mm->load_bias,
+                       ctx.restored_below);
     }
     s = FramePointerStep(memory, regs, ctx);
     if (s.ok || s.stop == StopReason::kEndOfStack) return s;
@@ -317,10 +324,13 @@ void UnwindWithStack(AddressSpace& space, memory::Memory& memory,
       return;
     }
     bool signal_frame = false;
+    // Frame 0, and a frame a signal interrupted, may be in an epilogue that
+    // popped registers whose slots the row still names (cfi/rules.h).
+    const uint64_t restored_below = instruction_pointer ? sp : 0;
     // The warm path: the cached compact row, applied in place. If it cannot
     // be applied (a read fails), the general path below says why.
     CompactRow::Result fast = hit != nullptr
-                                  ? hit->row.ApplyInPlace(regs, facts, read_word)
+                                  ? hit->row.ApplyInPlace(regs, facts, restored_below, read_word)
                                   : CompactRow::Result::kFailed;
     if (fast == CompactRow::Result::kCaller) {
       method = hit->method;
@@ -332,7 +342,8 @@ void UnwindWithStack(AddressSpace& space, memory::Memory& memory,
                            StepContext{options.sources, at, space.mappings(), cache,
                                        policy_code, module_index,
                                        method != Method::kFramePointer ||
-                                           fp_rule.caller_sp_exact});
+                                           fp_rule.caller_sp_exact,
+                                       restored_below});
       if (!step.ok) {
         out.stop = step.stop;
         out.stop_detail = std::move(step.detail);

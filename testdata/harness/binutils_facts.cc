@@ -126,14 +126,20 @@ absl::StatusOr<std::optional<std::pair<uint64_t, uint64_t>>> FdeCovering(
   return std::optional<std::pair<uint64_t, uint64_t>>();
 }
 
-absl::StatusOr<bool> ReturnAddressUndefinedAt(const std::string& dso, uint64_t addr) {
+namespace {
+
+// The CFI row (readelf --debug-dump=frames-interp) in effect at `addr`:
+// column name ("CFA", "rbx", "ra", ...) -> rule ("rsp+8", "c-16", "u"), and
+// "LOC" -> where the row starts (hex). Empty when no FDE covers `addr`.
+absl::StatusOr<std::map<std::string, std::string>> RowAt(const std::string& dso,
+                                                          uint64_t addr) {
   absl::StatusOr<std::string> text = RunOnce({"readelf", "--debug-dump=frames-interp", dso});
   if (!text.ok()) return text.status();
   // An FDE line ("... FDE cie=... pc=LO..HI"), its column header ("LOC CFA
   // rbx ra"), then one row per location ("00000000001098e1 rsp+8 u").
   bool in_fde = false;
   std::vector<absl::string_view> columns;
-  std::string ra;  // the "ra" column of the last row at or before addr
+  std::map<std::string, std::string> row;  // the last row at or before addr
   for (absl::string_view line : absl::StrSplit(*text, '\n')) {
     const size_t pc = line.find(" pc=");
     if (absl::StrContains(line, " FDE ") && pc != absl::string_view::npos) {
@@ -155,11 +161,66 @@ absl::StatusOr<bool> ReturnAddressUndefinedAt(const std::string& dso, uint64_t a
     }
     uint64_t loc;
     if (f.empty() || !absl::SimpleHexAtoi(f[0], &loc) || loc > addr) continue;
-    for (size_t i = 0; i < columns.size() && i < f.size(); ++i) {
-      if (columns[i] == "ra") ra = std::string(f[i]);
+    row.clear();
+    row["LOC"] = std::string(f[0]);
+    for (size_t i = 1; i < columns.size() && i < f.size(); ++i) {
+      row[std::string(columns[i])] = std::string(f[i]);
     }
   }
-  return ra == "u";
+  return row;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> ReturnAddressUndefinedAt(const std::string& dso, uint64_t addr) {
+  absl::StatusOr<std::map<std::string, std::string>> row = RowAt(dso, addr);
+  if (!row.ok()) return row.status();
+  auto ra = row->find("ra");
+  return ra != row->end() && ra->second == "u";
+}
+
+absl::StatusOr<std::vector<std::string>> SavedBelowSpAt(const std::string& dso,
+                                                        uint64_t addr) {
+  absl::StatusOr<std::map<std::string, std::string>> row = RowAt(dso, addr);
+  if (!row.ok()) return row.status();
+  std::vector<std::string> out;
+  auto cfa = row->find("CFA");
+  int64_t n;
+  if (cfa == row->end() || !absl::StartsWith(cfa->second, "rsp+") ||
+      !absl::SimpleAtoi(cfa->second.substr(4), &n)) {
+    return out;
+  }
+  for (const auto& [reg, rule] : *row) {
+    int64_t m;
+    if (reg != "CFA" && reg != "ra" && reg != "LOC" && absl::StartsWith(rule, "c-") &&
+        absl::SimpleAtoi(rule.substr(2), &m) && m > n) {
+      out.push_back(reg);  // CFA - m = rsp + n - m < rsp
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<bool> AfterPop(const std::string& dso, uint64_t addr) {
+  absl::StatusOr<std::optional<std::pair<uint64_t, uint64_t>>> fde = FdeCovering(dso, addr);
+  if (!fde.ok()) return fde.status();
+  absl::StatusOr<std::map<std::string, std::string>> row = RowAt(dso, addr);
+  if (!row.ok()) return row.status();
+  uint64_t loc;
+  if (!fde->has_value() || !row->contains("LOC") || !absl::SimpleHexAtoi(row->at("LOC"), &loc)) {
+    return false;
+  }
+  absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> insns =
+      Disassemble(dso, (*fde)->first, addr + 1);
+  if (!insns.ok()) return insns.status();
+  if (insns->empty() || insns->back().first != addr) return false;
+  // The row that names the slot below sp starts after the instruction that
+  // popped it: look from the instruction before the row's start to addr.
+  for (size_t i = insns->size() - 1; i-- > 0;) {
+    const std::string& insn = (*insns)[i].second;
+    if (absl::StartsWith(insn, "pop") || absl::StartsWith(insn, "leave")) return true;
+    if ((*insns)[i].first < loc) break;
+  }
+  return false;
 }
 
 absl::StatusOr<bool> IsCallSite(const std::string& dso, uint64_t addr) {

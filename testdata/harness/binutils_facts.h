@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -33,6 +34,19 @@ absl::StatusOr<std::optional<std::pair<uint64_t, uint64_t>>> FdeCovering(
 // the return address undefined: the outermost frame, such as a new thread's
 // first one.
 absl::StatusOr<bool> ReturnAddressUndefinedAt(const std::string& dso, uint64_t addr);
+
+// The registers (readelf's names) that the CFI row for `addr` says are
+// saved below the frame's sp: the row's CFA is "rsp+N" and the register's
+// rule "c-M" with M > N, so its slot CFA - M lies below rsp. Empty if none
+// is, or the CFA is not rsp-based.
+absl::StatusOr<std::vector<std::string>> SavedBelowSpAt(const std::string& dso,
+                                                        uint64_t addr);
+
+// Whether a `pop` or a `leave` ran between the start of the CFI row in
+// effect at `addr` (the instruction just before it included: the row
+// changes after the pop) and `addr` (objdump -d from the start of the FDE
+// that covers `addr`).
+absl::StatusOr<bool> AfterPop(const std::string& dso, uint64_t addr);
 
 // Whether the instruction at or containing `addr` is a call, disassembled
 // (objdump -d) from the start of the FDE (.eh_frame's, else .debug_frame's)

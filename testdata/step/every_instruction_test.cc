@@ -1,20 +1,36 @@
-// Unwinding at every instruction (issue 13): a fixture (stepper.c) is
-// single-stepped with ptrace through qsort (msort_with_tmp's epilogues),
-// its comparator, clock_gettime in the vDSO and our own -O0 and -O2
-// functions. At each instruction the thread is unwound twice over the same
-// files: (A) from a copy of its stack that starts exactly at sp, as a
-// profiler's sample holds it, and (B) with the live process's memory as
-// well, below sp included.
+// Unwinding at every instruction, against the true return addresses.
 //
-// B must reach the end of the stack at every instruction. A must give B's
-// frames, except where the only saved copy of a value a caller needs lies
-// below sp: in an epilogue after `pop %rbp` (libc's msort_with_tmp before
-// its tail call, a -O0 function at `ret` after `leave`) the CFI still says
-// rbp is saved in the slot just popped, and the caller's CFA is rbp-based
-// (qsort_r, -O0 code). The test checks that rule against frame 0's row
-// itself. perf stops there as well (testdata/perf). Before lazy register
-// recovery, every epilogue whose CFI names a popped slot stopped A, also
-// where no caller needed the register.
+// A fixture (stepper.c, stepper_cxx.cc, in several compiler
+// configurations) is single-stepped with ptrace through its own functions,
+// libc's qsort (msort_with_tmp's epilogues), a comparator callback, the
+// vDSO, PLT stubs, and in C++ a throw caught two frames up (libgcc's
+// unwinder and the landing pads). At each instruction the thread is
+// sampled as perf samples it: its registers, a copy of its stack that
+// starts exactly at sp, and the process's mappings with their files. That
+// sample is unwound (A), and so is the live thread with the process's
+// memory below sp as well (B).
+//
+// The truth is a shadow stack kept by watching the thread step, with no
+// unwind information at all: a `call` stores its return address (a word at
+// the new sp that points just past the instruction that ran), and a return
+// address is gone once sp is above its slot (a `ret`, or a landing pad
+// that discards frames). It starts from the live walk at the first stop,
+// inside a system call (where every tool agrees: the suite's eu-stack and
+// gdb comparisons). Both walks must give exactly the shadow stack's frames
+// and reach the end of the stack, at every instruction.
+//
+// Except where the stack itself no longer describes the calls: while
+// libgcc's unwinder installs a handler's context for a C++ throw, it
+// writes the handler frame's registers into _Unwind_RaiseException's (or
+// _Unwind_Resume's) save slots, its return address slot included
+// (uw_install_context_1), then moves sp to the handler's frame and jumps
+// to the landing pad, with CFI that names the landing pad as the caller.
+// For those instructions the stack's memory and its CFI name other callers
+// than the `call`s did, and no unwinder that reads the stack (gdb,
+// eu-stack, perf) can give the calls' return addresses. There, with frame
+// 0 or the true frame 1 in one of libgcc's _Unwind_* entry points (their
+// extent from libgcc_s's dynamic symbols), the two walks must agree with
+// each other instead; everywhere else in libgcc they must be exact too.
 #include <elf.h>
 #include <fcntl.h>
 #include <sys/ptrace.h>
@@ -28,7 +44,10 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "arch/regset.h"
 #include "gtest/gtest.h"
 #include "memory/factories.h"
@@ -42,8 +61,8 @@
 namespace unwindd {
 namespace {
 
-constexpr int kSteps = 20000;
 constexpr uint64_t kStackCopy = 16 << 10;  // like perf --call-graph dwarf,16384
+constexpr int kMaxCallLength = 15;         // the longest x86 instruction
 
 // ptrace's attachment to one thread, released (detach) at the end.
 class Tracee {
@@ -77,46 +96,88 @@ class Tracee {
   bool attached_ = false;
 };
 
+// The thread's true return addresses, innermost first, kept from what each
+// instruction did to pc and sp (x86_64: 8-byte return address slots).
+class ShadowStack {
+ public:
+  // The callers of the first stop: frame k's return address and its slot,
+  // which is 8 below the caller's sp (the unwinder's Frame::sp).
+  explicit ShadowStack(const std::vector<unwinder::Frame>& frames) {
+    for (size_t k = frames.size(); k-- > 1;) entries_.push_back({frames[k].pc, frames[k].sp - 8});
+  }
+
+  // One instruction ran: from (pc0, sp0) to (pc1, sp1), and `top` is the
+  // word now at sp1.
+  void Observe(uint64_t pc0, uint64_t sp0, uint64_t sp1, uint64_t top) {
+    while (!entries_.empty() && entries_.back().slot < sp1) entries_.pop_back();
+    if (sp1 == sp0 - 8 && top > pc0 && top <= pc0 + kMaxCallLength) {
+      entries_.push_back({top, sp1});  // a call stored its return address
+    }
+  }
+
+  // Frame 0 at `pc`, then every return address.
+  std::vector<uint64_t> Frames(uint64_t pc) const {
+    std::vector<uint64_t> out = {pc};
+    for (size_t i = entries_.size(); i-- > 0;) out.push_back(entries_[i].ra);
+    return out;
+  }
+
+ private:
+  struct Entry {
+    uint64_t ra;
+    uint64_t slot;
+  };
+  std::vector<Entry> entries_;  // outermost first
+};
+
+// The target address ranges of libgcc_s's _Unwind_* entry points (the
+// functions that install a handler's context), from its dynamic symbols.
+std::vector<std::pair<uint64_t, uint64_t>> LibgccUnwindEntryPoints(
+    const std::vector<proc::Mapping>& maps) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (const proc::Mapping& m : maps) {
+    if (m.path.find("/libgcc_s.so") == std::string::npos || m.offset != 0) continue;
+    absl::StatusOr<harness::ToolOutput> nm =
+        harness::RunTool({"nm", "-D", "--defined-only", "-S", m.path}, absl::Seconds(30));
+    if (!nm.ok()) continue;
+    for (absl::string_view line : absl::StrSplit(nm->stdout_text, '\n')) {
+      std::vector<std::string> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+      uint64_t value = 0, size = 0;
+      if (f.size() == 4 && absl::StartsWith(f[3], "_Unwind_") &&
+          absl::SimpleHexAtoi(f[0], &value) && absl::SimpleHexAtoi(f[1], &size)) {
+        out.emplace_back(m.start + value, m.start + value + size);  // first mapping: bias
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<uint64_t> Pcs(const unwinder::ThreadStack& t) {
   std::vector<uint64_t> out;
   for (const unwinder::Frame& f : t.frames) out.push_back(f.pc);
   return out;
 }
 
-bool IsPrefix(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
-  return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
+std::string Hex(const std::vector<uint64_t>& pcs) {
+  return absl::StrJoin(pcs, " ", [](std::string* out, uint64_t v) {
+    absl::StrAppend(out, absl::Hex(v));
+  });
 }
 
-// Whether frame 0's unwind row saves the register `detail` names ("CFA
-// register r6 (rbp) has no known value") at CFA + offset below sp.
-bool SavedBelowSp(unwinder::AddressSpace& space, const arch::RegisterSet& regs,
-                  const std::string& detail) {
-  const size_t at = detail.find("CFA register r");
-  int reg = -1;
-  if (at == std::string::npos || !absl::StrContains(detail, "has no known value") ||
-      std::sscanf(detail.c_str() + at, "CFA register r%d", &reg) != 1) {
-    return false;
-  }
-  unwinder::MappedModule* mm = space.Find(regs.pc());
-  if (mm == nullptr || mm->module == nullptr || reg < 0 || reg >= arch::kMaxRegisters) {
-    return false;
-  }
-  absl::StatusOr<unwinder::ModuleRow> row = mm->module->FindRow(
-      arch::FrameAddress::InstructionPointer(regs.pc() - mm->load_bias));
-  if (!row.ok() || row->row.cfa.kind != unwinder::CfaRule::Kind::kRegOffset ||
-      row->row.regs[reg].kind != unwinder::RegisterRule::Kind::kOffset) {
-    return false;
-  }
-  const uint64_t cfa = regs.Get(row->row.cfa.reg) + row->row.cfa.offset;
-  return cfa + row->row.regs[reg].value < regs.sp();
-}
+struct Fixture {
+  std::string name;
+  int steps;
+};
 
-class EveryInstructionTest : public ::testing::TestWithParam<std::string> {};
+void PrintTo(const Fixture& f, std::ostream* os) { *os << f.name; }
 
-TEST_P(EveryInstructionTest, ACopyFromSpUnwindsLikeTheLiveProcess) {
+class EveryInstructionTest : public ::testing::TestWithParam<Fixture> {};
+
+TEST_P(EveryInstructionTest, ASampleFromSpUnwindsToTheTrueReturnAddresses) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to ptrace the fixture";
+  const Fixture& fixture = GetParam();
   absl::StatusOr<harness::RunningProgram> p =
-      harness::StartProgram(harness::RunfilesRoot() + "/testdata/step/" + GetParam());
+      harness::StartProgram(harness::RunfilesRoot() + "/testdata/step/" + fixture.name);
   ASSERT_TRUE(p.ok()) << p.status();
   const pid_t pid = p->pid();
   Tracee tracee(pid);
@@ -152,59 +213,87 @@ TEST_P(EveryInstructionTest, ACopyFromSpUnwindsLikeTheLiveProcess) {
   unwinder::AddressSpace copy_space(**target, cache);
   unwinder::AddressSpace live_space(**target, cache);
 
-  std::map<std::string, int> outcomes;
-  int shown = 0;
   std::vector<uint8_t> stack;
-  for (int step = 0; step < kSteps; ++step) {
-    ASSERT_TRUE(tracee.Step()) << "step " << step;
-    absl::StatusOr<arch::RegisterSet> regs = tracee.Registers();
-    ASSERT_TRUE(regs.ok()) << regs.status();
-    const uint64_t sp = regs->sp();
+  auto unwind = [&](const arch::RegisterSet& regs, unwinder::AddressSpace& space,
+                    memory::Memory* process) {
+    const uint64_t sp = regs.sp();
     stack.resize(std::min<uint64_t>(kStackCopy, stack_hi - sp));
-    ASSERT_TRUE(live->ReadFully(sp, absl::MakeSpan(stack)).ok());
+    EXPECT_TRUE(live->ReadFully(sp, absl::MakeSpan(stack)).ok());
+    EXPECT_TRUE((*target)->SetSample({pid, regs, sp, stack, process}).ok());
+    unwinder::ProcessStacks out = unwinder::UnwindTarget(**target, space, {});
+    (*target)->ClearSample();
+    return out.threads.at(0);
+  };
 
-    auto unwind = [&](unwinder::AddressSpace& space, memory::Memory* process) {
-      EXPECT_TRUE((*target)->SetSample({pid, *regs, sp, stack, process}).ok());
-      unwinder::ProcessStacks out = unwinder::UnwindTarget(**target, space, {});
-      (*target)->ClearSample();
-      return out.threads.at(0);
-    };
-    const unwinder::ThreadStack a = unwind(copy_space, nullptr);
-    const unwinder::ThreadStack b = unwind(live_space, live.get());
+  absl::StatusOr<arch::RegisterSet> regs = tracee.Registers();
+  ASSERT_TRUE(regs.ok()) << regs.status();
+  const unwinder::ThreadStack first = unwind(*regs, live_space, live.get());
+  ASSERT_EQ(first.stop, unwinder::StopReason::kEndOfStack) << first.stop_detail;
+  ShadowStack truth(first.frames);
 
-    // (B) The live walk is complete wherever the thread is.
-    EXPECT_EQ(b.stop, unwinder::StopReason::kEndOfStack)
-        << "step " << step << " pc 0x" << std::hex << regs->pc() << ": "
-        << b.stop_detail;
-    if (Pcs(a) == Pcs(b) && a.stop == b.stop) {
-      ++outcomes["same"];
+  const std::vector<std::pair<uint64_t, uint64_t>> installers = LibgccUnwindEntryPoints(*maps);
+  auto installing = [&](const std::vector<uint64_t>& frames) {
+    for (size_t i = 0; i < frames.size() && i < 2; ++i) {
+      for (const auto& [lo, hi] : installers) {
+        if (frames[i] >= lo && frames[i] < hi) return true;
+      }
+    }
+    return false;
+  };
+  int same = 0, installs = 0, failed = 0;
+  std::map<std::string, int> failures;  // by frame 0's module
+  for (int step = 0; step < fixture.steps; ++step) {
+    const uint64_t pc0 = regs->pc(), sp0 = regs->sp();
+    ASSERT_TRUE(tracee.Step()) << "step " << step;
+    regs = tracee.Registers();
+    ASSERT_TRUE(regs.ok()) << regs.status();
+    absl::StatusOr<uint64_t> top = live->ReadU64(regs->sp());
+    ASSERT_TRUE(top.ok()) << top.status();
+    truth.Observe(pc0, sp0, regs->sp(), *top);
+    const std::vector<uint64_t> want = truth.Frames(regs->pc());
+
+    const unwinder::ThreadStack a = unwind(*regs, copy_space, nullptr);
+    const unwinder::ThreadStack b = unwind(*regs, live_space, live.get());
+    const bool a_ok = Pcs(a) == want && a.stop == unwinder::StopReason::kEndOfStack;
+    const bool b_ok = Pcs(b) == want && b.stop == unwinder::StopReason::kEndOfStack;
+    if (a_ok && b_ok) {
+      ++same;
       continue;
     }
-    // (A) Short only where a caller needs a register that frame 0's row
-    // says is saved below sp.
-    if (IsPrefix(Pcs(a), Pcs(b)) && a.stop == unwinder::StopReason::kMemoryError &&
-        SavedBelowSp(copy_space, *regs, a.stop_detail)) {
-      ++outcomes["value_saved_below_sp"];
+    if (installing(want) && Pcs(a) == Pcs(b) && a.stop == b.stop) {
+      ++installs;
       continue;
     }
-    ++outcomes["other"];
-    if (shown++ < 5) {
-      ADD_FAILURE() << "step " << step << " pc 0x" << std::hex << regs->pc() << " (rel 0x"
-                    << b.frames[0].rel_pc << ", frame 1 rel 0x"
-                    << (b.frames.size() > 1 ? b.frames[1].rel_pc : 0) << ")" << std::dec
-                    << ": copy from sp gives " << a.frames.size() << " frames ("
-                    << unwinder::StopReasonName(a.stop) << ": " << a.stop_detail
-                    << "), live " << b.frames.size();
+    const unwinder::MappedModule* mm = copy_space.Find(regs->pc());
+    ++failures[mm != nullptr ? mm->path : "?"];
+    if (failed++ < 8) {
+      const unwinder::ThreadStack& bad = a_ok ? b : a;
+      ADD_FAILURE() << fixture.name << " step " << step << " pc 0x" << std::hex << regs->pc()
+                    << " (" << (mm != nullptr ? mm->path : "?") << "+0x"
+                    << (mm != nullptr ? regs->pc() - mm->load_bias : 0) << std::dec << "): "
+                    << (a_ok ? "live walk" : "sample from sp") << " gives ["
+                    << Hex(Pcs(bad)) << "] (" << unwinder::StopReasonName(bad.stop) << ": "
+                    << bad.stop_detail << "), true return addresses [" << Hex(want) << "]";
     }
   }
-  std::string summary;
-  for (const auto& [k, n] : outcomes) absl::StrAppend(&summary, k, "=", n, " ");
-  std::printf("%s: %d instructions: %s\n", GetParam().c_str(), kSteps, summary.c_str());
-  EXPECT_EQ(outcomes["other"], 0) << summary;
+  std::string where;
+  for (const auto& [module, n] : failures) absl::StrAppend(&where, " ", module, "=", n);
+  std::printf("%s: %d instructions, %d exact, %d in libgcc installing a handler's context "
+              "(both walks agree), %d not%s\n",
+              fixture.name.c_str(), fixture.steps, same, installs, failed, where.c_str());
+  EXPECT_EQ(failed, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Stepper, EveryInstructionTest,
-                         ::testing::Values("stepper_O0_fp_pie", "stepper_O2_nofp_pie"));
+INSTANTIATE_TEST_SUITE_P(
+    Stepper, EveryInstructionTest,
+    ::testing::Values(Fixture{"stepper_O0_fp_pie", 20000}, Fixture{"stepper_O2_fp_pie", 20000},
+                      Fixture{"stepper_O2_nofp_pie", 20000},
+                      Fixture{"stepper_O3_nofp_nopie", 20000},
+                      Fixture{"stepper_Os_nofp_pie_cet", 20000},
+                      Fixture{"stepper_cxx_O0_fp_pie", 60000},
+                      Fixture{"stepper_cxx_O2_nofp_pie", 60000},
+                      Fixture{"stepper_cxx_Os_nofp_pie_cet", 60000}),
+    [](const ::testing::TestParamInfo<Fixture>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace unwindd

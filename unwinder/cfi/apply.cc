@@ -47,12 +47,13 @@ struct RuleValue {
 class Applier {
  public:
   Applier(const Row& row, const arch::RegisterSet& regs, memory::Memory& mem,
-          uint64_t load_bias)
+          uint64_t load_bias, uint64_t restored_below)
       : row_(row),
         regs_(regs),
         mem_(mem),
         info_(regs.info()),
-        ctx_{&regs, &mem, regs.arch(), load_bias} {}
+        ctx_{&regs, &mem, regs.arch(), load_bias},
+        restored_below_(restored_below) {}
 
   absl::StatusOr<ApplyResult> Run();
 
@@ -66,6 +67,7 @@ class Applier {
   memory::Memory& mem_;
   const arch::ArchInfo& info_;
   ExpressionContext ctx_;
+  const uint64_t restored_below_;  // rules::ReadCalleeSaved
   uint64_t cfa_ = 0;
 };
 
@@ -133,6 +135,9 @@ absl::StatusOr<RuleValue> Applier::Eval(int reg) const {
           });
       if (!addr.ok()) return addr.status();
       if (rule.kind == Kind::kValOffset) return RuleValue{*addr, false};
+      if (reg != row_.return_address_register && *addr < restored_below_) {
+        return RuleValue{callee(reg), false};  // popped already (rules.h)
+      }
       absl::StatusOr<uint64_t> v = ReadSaved(reg, *addr);
       if (!v.ok()) return v.status();
       return RuleValue{*v, false};
@@ -189,10 +194,19 @@ absl::StatusOr<ApplyResult> Applier::Run() {
         continue;
       }
       if (rule.kind == Kind::kOffset) {
-        // An unreadable save slot leaves the register unknown (rules.h).
+        // An unreadable save slot leaves the register unknown, a popped
+        // one keeps its value (rules.h).
         uint64_t saved = 0;
-        if (rules::ReadSavedAt(cfa_, rule.value, regs_.mask(), read_word, &saved)) {
-          out.caller.Set(r, saved);
+        switch (rules::ReadCalleeSaved(cfa_, rule.value, regs_.mask(), restored_below_,
+                                       read_word, &saved)) {
+          case rules::Saved::kRead:
+            out.caller.Set(r, saved);
+            break;
+          case rules::Saved::kRestored:
+            if (regs_.Valid(r)) out.caller.Set(r, regs_.Get(r));
+            break;
+          case rules::Saved::kUnknown:
+            break;
         }
         continue;
       }
@@ -240,8 +254,9 @@ absl::StatusOr<ApplyResult> Applier::Run() {
 absl::StatusOr<ApplyResult> ApplyRow(const Row& row,
                                      const arch::RegisterSet& regs,
                                      memory::Memory& memory,
-                                     uint64_t load_bias) {
-  return Applier(row, regs, memory, load_bias).Run();
+                                     uint64_t load_bias,
+                                     uint64_t restored_below) {
+  return Applier(row, regs, memory, load_bias, restored_below).Run();
 }
 
 }  // namespace unwindd::unwinder

@@ -32,10 +32,16 @@ struct ApplyResult {
 // names the address) or a register whose value is unknown; DataLoss /
 // Unimplemented from expressions. A callee-saved register whose value
 // cannot be read is left unknown in the result (cfi/rules.h).
+//
+// `restored_below`: for the frame where the thread actually was (frame 0,
+// or one a signal interrupted), its SP; a callee-saved register whose slot
+// (CFA + offset) lies below it was popped by the epilogue already and keeps
+// its value (rules::ReadCalleeSaved). 0 for every other frame.
 absl::StatusOr<ApplyResult> ApplyRow(const Row& row,
                                      const arch::RegisterSet& regs,
                                      memory::Memory& memory,
-                                     uint64_t load_bias);
+                                     uint64_t load_bias,
+                                     uint64_t restored_below = 0);
 
 }  // namespace unwindd::unwinder
 

@@ -232,6 +232,45 @@ TEST_F(ApplyTest, AnUnreadableSaveSlotLeavesTheRegisterUnknown) {
   EXPECT_EQ(next.status().code(), absl::StatusCode::kOutOfRange);
 }
 
+// The epilogue rule (rules.h, ReadCalleeSaved): frame 0 of a -O0 function
+// at its `ret`, after `leave` popped rbp. The row still says rbp is saved at
+// CFA-16, a slot now below rsp, and the caller's CFA is rbp-based. With
+// frame 0's sp as `restored_below` the register keeps its (restored)
+// value, whatever the slot holds or whether it can be read; for a caller
+// frame (restored_below 0) the slot is read as always.
+TEST_F(ApplyTest, ASlotBelowFrameZerosSpWasPoppedAlready) {
+  regs_.Set(kRsp, 0x7000);   // at `ret`: the return address at rsp
+  regs_.Set(kRbp, 0x7400);   // the caller's rbp, restored by `leave`
+  Row row = CfaRow(kRsp, 8);
+  row.regs[kRip] = {Kind::kOffset, -8, {}};
+  row.regs[kRbp] = {Kind::kOffset, -16, {}};  // 0x6ff8: below rsp
+  row.regs[kRbx] = {Kind::kOffset, -24, {}};  // 0x6ff0: below rsp
+  absl::StatusOr<ApplyResult> r = ApplyRow(row, regs_, mem_, 0, /*restored_below=*/0x7000);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->caller.Get(kRbp), 0x7400u);
+  EXPECT_EQ(r->caller.Get(kRbx), 0xb0b0u);
+  EXPECT_EQ(r->caller.pc(), 0x400800u);
+  // Not frame 0: the slots are read, and they are unreadable here.
+  absl::StatusOr<ApplyResult> caller = ApplyRow(row, regs_, mem_, 0, 0);
+  ASSERT_TRUE(caller.ok()) << caller.status();
+  EXPECT_FALSE(caller->caller.Valid(kRbp));
+  EXPECT_FALSE(caller->caller.Valid(kRbx));
+  // Readable slots of frame 0 below sp still give way to the register.
+  mem_.PutLe(0x6ff8, 0xdead, 8);
+  r = ApplyRow(row, regs_, mem_, 0, 0x7000);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->caller.Get(kRbp), 0x7400u);
+  // A slot at or above sp is read.
+  row.regs[kRbp] = {Kind::kOffset, -8 - 8, {}};
+  regs_.Set(kRsp, 0x6ff8);
+  mem_.PutLe(0x6ff8, 0x7500, 8);
+  mem_.PutLe(0x7000, 0x400800, 8);
+  row.cfa.offset = 16;  // CFA = 0x7008, rbp at 0x6ff8 == rsp
+  r = ApplyRow(row, regs_, mem_, 0, 0x6ff8);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->caller.Get(kRbp), 0x7500u);
+}
+
 TEST_F(ApplyTest, ReturnAddressWithoutValue) {
   Row row = CfaRow(kRsp, 8);
   row.regs[kRip] = {Kind::kRegister, 0, {}};  // rax: unknown in the callee

@@ -63,11 +63,11 @@ class CompactRow {
   // values with `read(addr, &value)` (false: unreadable). Fails if the CFA
   // register is not valid, the CFA's address wraps or leaves the target's
   // address width, or the return address cannot be read; a callee-saved
-  // register whose slot cannot be read becomes unknown (rules.h), as in
-  // ApplyRow.
+  // register whose slot cannot be read becomes unknown, one whose slot
+  // lies below `restored_below` keeps its value (rules.h), as in ApplyRow.
   template <typename ReadWord>
   Result ApplyInPlace(arch::RegisterSet& regs, const ArchFacts& arch,
-                      ReadWord&& read) const;
+                      uint64_t restored_below, ReadWord&& read) const;
 
  private:
   int32_t cfa_offset_ = 0;
@@ -83,6 +83,7 @@ class CompactRow {
 template <typename ReadWord>
 CompactRow::Result CompactRow::ApplyInPlace(arch::RegisterSet& regs,
                                             const ArchFacts& arch,
+                                            uint64_t restored_below,
                                             ReadWord&& read) const {
   if (!regs.Valid(cfa_reg_)) return Result::kFailed;
   const uint64_t mask = arch.mask;
@@ -98,9 +99,18 @@ CompactRow::Result CompactRow::ApplyInPlace(arch::RegisterSet& regs,
   if (ra_undefined_) return Result::kOutermost;
   uint64_t saved[kMaxSaved];
   uint32_t unknown = 0;  // bit i: saved_reg_[i]'s slot could not be read
+  uint32_t kept = 0;     // bit i: saved_reg_[i] was popped already
   for (int i = 0; i < num_saved_; ++i) {
-    if (!rules::ReadSavedAt(cfa, saved_offset_[i], mask, read, &saved[i])) {
-      unknown |= uint32_t{1} << i;
+    switch (rules::ReadCalleeSaved(cfa, saved_offset_[i], mask, restored_below, read,
+                                   &saved[i])) {
+      case rules::Saved::kRead:
+        break;
+      case rules::Saved::kRestored:
+        kept |= uint32_t{1} << i;
+        break;
+      case rules::Saved::kUnknown:
+        unknown |= uint32_t{1} << i;
+        break;
     }
   }
   // Every rule read the callee's registers; now they become the caller's.
@@ -111,7 +121,7 @@ CompactRow::Result CompactRow::ApplyInPlace(arch::RegisterSet& regs,
   for (int i = 0; i < num_saved_; ++i) {
     if ((unknown >> i) & 1) {
       regs.Invalidate(saved_reg_[i]);
-    } else {
+    } else if (((kept >> i) & 1) == 0) {
       regs.SetUnchecked(saved_reg_[i], saved[i]);
     }
   }

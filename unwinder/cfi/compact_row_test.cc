@@ -61,7 +61,7 @@ TEST(CompactRowTest, TheUsualRowIsCompactAndMatchesApplyRow) {
     if (w.ok()) *v = *w;
     return w.ok();
   };
-  ASSERT_EQ(c->ApplyInPlace(regs, CompactRow::ArchFacts(info), read), CompactRow::Result::kCaller);
+  ASSERT_EQ(c->ApplyInPlace(regs, CompactRow::ArchFacts(info), 0, read), CompactRow::Result::kCaller);
   EXPECT_TRUE(SameRegisters(regs, general->caller));
   EXPECT_EQ(regs.pc(), 0x401000u);
   EXPECT_EQ(regs.sp(), kStack + 16);
@@ -130,9 +130,12 @@ void CheckRandom(Arch a, uint32_t seed) {
     regs.Set(info.sp, kStack + pick(4) * w);
     if (pick(3) == 0) regs.Set(info.fp, kStack + pick(8) * w);
 
-    absl::StatusOr<ApplyResult> general = ApplyRow(row, regs, mem, 0);
+    // Frame 0 (slots below sp were popped) or a caller frame.
+    const uint64_t restored_below = pick(2) == 0 ? regs.Get(info.sp) + pick(3) * w : 0;
+    absl::StatusOr<ApplyResult> general = ApplyRow(row, regs, mem, 0, restored_below);
     arch::RegisterSet fast = regs;
-    CompactRow::Result result = c->ApplyInPlace(fast, CompactRow::ArchFacts(info), [&](uint64_t addr, uint64_t* v) {
+    CompactRow::Result result = c->ApplyInPlace(
+        fast, CompactRow::ArchFacts(info), restored_below, [&](uint64_t addr, uint64_t* v) {
       absl::StatusOr<uint64_t> word = mem.ReadWord(addr, w);
       if (word.ok()) *v = *word;
       return word.ok();

@@ -48,6 +48,38 @@ inline bool ReadSavedAt(uint64_t cfa, int64_t offset, uint64_t mask,
   return OffsetAddress(cfa, offset, mask, &addr) && read(addr, value);
 }
 
+// What "saved at CFA + offset" gives for a callee-saved register.
+enum class Saved : uint8_t {
+  kRead,      // *value is the word read from the slot
+  kRestored,  // the caller's value is the register's current one
+  kUnknown,   // the slot cannot be read: the caller's register is unknown
+};
+
+// The epilogue rule. At a frame whose PC is where the thread actually was
+// (frame 0, or the frame a signal interrupted), a save slot that lies below
+// the frame's SP has already been popped: `pop %rbx`, `leave` and `pop
+// %rbp`, aarch64's `ldp x29, x30, [sp], #16` restore the register and move
+// SP past its slot in the same instruction, and the CFI row still names the
+// slot until the `ret`. The register already holds the caller's value, so
+// it is kept (framehop reaches the same value by recognising epilogues).
+// This matters where the slot is gone (a profiler's stack copy starts at
+// SP); in a live process the popped slot holds the same value. No ABI of
+// ours saves a callee-saved register below SP in a frame that keeps it
+// there (x86_64's red zone is for leaf data: GCC and clang push
+// callee-saved registers), so nothing correct is read past.
+//
+// `restored_below`: frame 0's (or the interrupted frame's) SP; 0 for every
+// other frame, whose slots all lie at or above its SP.
+template <typename ReadWord>
+inline Saved ReadCalleeSaved(uint64_t cfa, int64_t offset, uint64_t mask,
+                             uint64_t restored_below, ReadWord&& read,
+                             uint64_t* value) {
+  uint64_t addr;
+  if (!OffsetAddress(cfa, offset, mask, &addr)) return Saved::kUnknown;
+  if (addr < restored_below) return Saved::kRestored;
+  return read(addr, value) ? Saved::kRead : Saved::kUnknown;
+}
+
 }  // namespace unwindd::unwinder::rules
 
 #endif  // UNWINDD_UNWINDER_CFI_RULES_H_
