@@ -26,11 +26,14 @@ class SnapshotMemory final : public memory::Memory {
       : mappings_(mappings) {}
 
   void SetSample(uint64_t stack_address, absl::Span<const uint8_t> stack,
-                 memory::Memory* process) {
+                 memory::Memory* process, uint64_t unloaded_end) {
     stack_address_ = stack_address;
     stack_ = stack;
     process_ = process;
+    unloaded_end_ = unloaded_end;
+    missed_ = false;
   }
+  bool missed() const { return missed_; }
 
   size_t Read(uint64_t addr, absl::Span<uint8_t> dst) override {
     if (dst.empty()) return 0;
@@ -40,6 +43,11 @@ class SnapshotMemory final : public memory::Memory {
       size_t n = std::min<uint64_t>(dst.size(), stack_end - addr);
       std::memcpy(dst.data(), &stack_[addr - stack_address_], n);
       return n;
+    }
+    // The rest of the sample's stack, not loaded (SnapshotSample::stack_end).
+    if (addr >= stack_end && addr < unloaded_end_) {
+      missed_ = true;
+      return 0;
     }
     // Nothing else may hide bytes of the stack copy that follow addr.
     if (!stack_.empty() && addr < stack_address_ &&
@@ -106,6 +114,8 @@ class SnapshotMemory final : public memory::Memory {
   uint64_t stack_address_ = 0;
   absl::Span<const uint8_t> stack_;
   memory::Memory* process_ = nullptr;
+  uint64_t unloaded_end_ = 0;
+  bool missed_ = false;
 };
 
 class SnapshotTargetImpl final : public SnapshotTarget {
@@ -139,7 +149,8 @@ class SnapshotTargetImpl final : public SnapshotTarget {
     has_sample_ = true;
     tid_ = sample.tid;
     registers_ = sample.registers;
-    memory_.SetSample(sample.stack_address, sample.stack, sample.process);
+    memory_.SetSample(sample.stack_address, sample.stack, sample.process,
+                      sample.stack_end);
     return absl::OkStatus();
   }
 
@@ -147,8 +158,9 @@ class SnapshotTargetImpl final : public SnapshotTarget {
     has_sample_ = false;
     tid_ = 0;
     registers_ = arch::RegisterSet(arch_);
-    memory_.SetSample(0, {}, nullptr);
+    memory_.SetSample(0, {}, nullptr, 0);
   }
+  bool stack_missed() const override { return memory_.missed(); }
 
   arch::Arch arch() const override { return arch_; }
   pid_t pid() const override { return pid_; }

@@ -122,6 +122,12 @@ struct SnapshotSample {
   absl::Span<const uint8_t> stack;
   // The live process's memory for this sample (overlay step 4), or null.
   memory::Memory* process = nullptr;
+  // When above stack_address + stack.size(): the sample's stack goes on to
+  // here, but only the part in `stack` was loaded (whoever reads it from a
+  // file reads what walks usually need). A read in between is served by
+  // nothing else and noted (SnapshotTarget::stack_missed), so the caller
+  // can load the rest and unwind again.
+  uint64_t stack_end = 0;
 };
 
 // A Target over fixed mappings whose one thread is replaced sample by
@@ -137,6 +143,9 @@ class SnapshotTarget : public Target {
   virtual absl::Status SetSample(const SnapshotSample& sample) = 0;
   // Forgets the sample: its stack, registers and process memory.
   virtual void ClearSample() = 0;
+  // Whether something read the sample's stack between the loaded part and
+  // SnapshotSample::stack_end since SetSample.
+  virtual bool stack_missed() const = 0;
 };
 
 // One sample that owns its stack copy and process memory.

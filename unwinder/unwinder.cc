@@ -203,6 +203,18 @@ Step FramePointerStep(memory::Memory& memory, const arch::RegisterSet& regs,
   return s;
 }
 
+// Says, when an unwind ends, how far up its stack it read.
+class StackHighReporter {
+ public:
+  StackHighReporter(const memory::StackWindow& stack, uint64_t* out)
+      : stack_(stack), out_(out) {}
+  ~StackHighReporter() { *out_ = stack_.highest_read(); }
+
+ private:
+  const memory::StackWindow& stack_;
+  uint64_t* out_;
+};
+
 // Remembers, when an unwind ends, how far up its stack it read.
 class StackHintKeeper {
  public:
@@ -264,6 +276,8 @@ void UnwindWithStack(AddressSpace& space, memory::Memory& memory,
   const arch::ArchInfo& info = initial.info();
   // The thread's stack, read in bulk (or used in place: a snapshot's copy).
   memory::StackWindow stack(memory, initial.sp());
+  out.stack_high = 0;
+  const StackHighReporter report_high(stack, &out.stack_high);
   std::optional<StackHintKeeper> keep_hint;
   if (!stack.holds_copy()) {
     const fp::StackBounds bounds = fp::StackBoundsFor(space.mappings(), initial.sp());

@@ -68,6 +68,9 @@ struct ThreadStack {
   // The signal the thread was handling when the target was captured (a
   // core's NT_PRSTATUS / NT_SIGINFO).
   std::optional<proc::SignalInfo> signal;
+  // One past the highest stack byte the walk read through its stack
+  // window (0 if none): how much of a sample's stack copy it needed.
+  uint64_t stack_high = 0;
 };
 
 struct ModuleInfo {

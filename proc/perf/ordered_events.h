@@ -45,6 +45,8 @@ class OrderedQueue {
     const uint8_t* data = nullptr;
     std::shared_ptr<const void> owner;
     std::vector<uint8_t> copy;
+    // A sample whose stack copy a sparse reader left in the file: where.
+    uint64_t stack_file_offset = 0;
   };
   using Deliver = std::function<absl::Status(Entry&)>;
 

@@ -12,6 +12,7 @@
 
 #include "memory/file_mapping.h"
 #include "proc/perf/chunks.h"
+#include "proc/perf/sparse_reader.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -289,6 +290,15 @@ absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenFile(
   }
   absl::Status s;
   std::unique_ptr<PerfDataReader> r;
+  if (access == FileAccess::kSparse) {
+    absl::StatusOr<std::unique_ptr<PerfDataReader>> sparse =
+        OpenSparseFile(std::move(fd), static_cast<uint64_t>(st.st_size), limits);
+    if (!sparse.ok()) {
+      return absl::Status(sparse.status().code(),
+                          absl::StrCat(path, ": ", sparse.status().message()));
+    }
+    return sparse;
+  }
   if (access == FileAccess::kMap) {
     absl::StatusOr<std::unique_ptr<memory::FileMapping>> map =
         memory::FileMapping::Map(fd.get(), static_cast<uint64_t>(st.st_size), path);
@@ -439,15 +449,17 @@ absl::Status PerfDataReader::Read(EventHandler& handler) {
     const int attr_index = attrs_.ForRecord(type, rec);
     const uint64_t time = TimeOf(type, rec, attr_index);
     const std::shared_ptr<const void>* owner = RecordOwner();
+    const uint64_t stack_file_offset = LastStackFileOffset();
     if (time == 0 || time == ~uint64_t{0}) {
       // perf delivers records without a timestamp at once (-ETIME).
-      status = Deliver(rec, offset, attr_index, owner, handler);
+      status = Deliver(rec, offset, attr_index, owner, stack_file_offset, handler);
     } else {
       OrderedQueue::Entry e;
       e.time = time;
       e.offset = offset;
       e.size = static_cast<uint32_t>(rec.size());
       e.attr_index = attr_index;
+      e.stack_file_offset = stack_file_offset;
       if (owner != nullptr) {
         e.data = rec.data();
         e.owner = *owner;
@@ -632,7 +644,7 @@ absl::Status PerfDataReader::HandleUserRecord(absl::Span<const uint8_t> rec,
 }
 
 absl::Status DecodeEvent(absl::Span<const uint8_t> rec, const AttrSet& attrs,
-                         int attr_index, Event& e) {
+                         int attr_index, Event& e, uint64_t stack_file_offset) {
   e.type = Load32(rec.data());
   e.misc = Load16(rec.data() + 4);
   e.record = rec;
@@ -642,7 +654,7 @@ absl::Status DecodeEvent(absl::Span<const uint8_t> rec, const AttrSet& attrs,
       return absl::NotFoundError("sample of an event id no attr names");
     }
     const EventAttr& attr = attrs.at(attr_index);
-    absl::Status s = ParseSample(rec, attr, e.sample);
+    absl::Status s = ParseSample(rec, attr, e.sample, stack_file_offset);
     if (!s.ok()) return absl::DataLossError(absl::StrCat("PERF_RECORD_SAMPLE: ", s.message()));
     const uint64_t t = attr.sample_type;
     e.id.pid = e.sample.pid;
@@ -690,22 +702,23 @@ absl::Status PerfDataReader::DeliverQueued(OrderedQueue::Entry& e,
                                            EventHandler& handler) {
   if (e.owner != nullptr) {
     return Deliver(absl::MakeConstSpan(e.data, e.size), e.offset, e.attr_index,
-                   &e.owner, handler);
+                   &e.owner, e.stack_file_offset, handler);
   }
   absl::Span<const uint8_t> rec =
       e.copy.empty() ? RecordAt(e.offset, e.size) : absl::MakeConstSpan(e.copy);
-  return Deliver(rec, e.offset, e.attr_index, nullptr, handler);
+  return Deliver(rec, e.offset, e.attr_index, nullptr, e.stack_file_offset, handler);
 }
 
 absl::Status PerfDataReader::Deliver(absl::Span<const uint8_t> rec, uint64_t offset,
                                      int attr_index,
                                      const std::shared_ptr<const void>* keep,
+                                     uint64_t stack_file_offset,
                                      EventHandler& handler) {
   if (absl::Status c = CheckRecord(rec); !c.ok()) return c;
   Event e;
   e.offset = offset;
   e.keep = keep;
-  absl::Status decoded = DecodeEvent(rec, attrs_, attr_index, e);
+  absl::Status decoded = DecodeEvent(rec, attrs_, attr_index, e, stack_file_offset);
   if (!decoded.ok()) {
     ++stats_.skipped;
     Warn(offset, absl::StrCat(decoded.message(), "; skipped"));

@@ -87,8 +87,9 @@ struct Event {
 // sample_id trailer) into `e`: what PerfDataReader delivers, and what a
 // live sampler's ring buffer holds. NotFound / DataLoss for a record that
 // does not decode; other types are delivered undecoded.
+// `stack_file_offset`: ParseSample's, for a sparse reader's samples.
 absl::Status DecodeEvent(absl::Span<const uint8_t> record, const AttrSet& attrs,
-                         int attr_index, Event& e);
+                         int attr_index, Event& e, uint64_t stack_file_offset = 0);
 
 class EventHandler {
  public:
@@ -111,12 +112,14 @@ struct ReadStats {
 
 // How OpenFile reads a regular file. kRead (the default): pread into
 // recycled 2 MiB chunks that delivered records point into (Event::keep);
-// the cheapest here, where mapping a page costs more than copying it (see
-// the README's "Speed"), and a file that shrinks is DataLoss. kMap: one
-// mapping of the whole file; a file truncated while it is mapped reads as
-// zeros past its new end (the SIGBUS guard of memory/file_mapping.h) and
-// the next record delivered is DataLoss.
-enum class FileAccess { kMap, kRead };
+// a file that shrinks is DataLoss. kMap: one mapping of the whole file; a
+// file truncated while it is mapped reads as zeros past its new end (the
+// SIGBUS guard of memory/file_mapping.h) and the next record delivered is
+// DataLoss. kSparse: like kRead, but a sample's STACK_USER copy is not
+// read: it is left in the file (Sample::stack_file_offset) for whoever
+// unwinds the sample to read as much of it as the walk needs, on its own
+// thread (sparse_reader.h).
+enum class FileAccess { kMap, kRead, kSparse };
 
 class PerfDataReader {
  public:
@@ -149,6 +152,10 @@ class PerfDataReader {
   const FileHeader& file_header() const { return file_header_; }
   const Warnings& warnings() const { return warnings_; }
   const ReadStats& stats() const { return stats_; }
+  // The file samples' stack copies are read from when the reader left them
+  // there (Sample::stack_file_offset; FileAccess::kSparse), valid while the
+  // reader lives; -1 otherwise. pread() on it is safe from any thread.
+  virtual int stack_file() const { return -1; }
 
   // Delivers every record once, in time order. Call once. Input that
   // cannot be followed (a record framing error) is DataLoss naming the
@@ -174,6 +181,9 @@ class PerfDataReader {
   // What keeps the record NextRecord returned last valid: null when
   // nothing does but the reader (RecordAt) or a copy.
   virtual const std::shared_ptr<const void>* RecordOwner() { return nullptr; }
+  // Where the stack copy of the record NextRecord returned last was left
+  // in the file (a sparse reader's samples), else 0.
+  virtual uint64_t LastStackFileOffset() const { return 0; }
   // The headers of a whole file (either format; a pipe recording saved to
   // a file is pipe mode, records from kPipeHeaderSize to its end): the
   // attrs and feature sections, and the data's [pos, end).
@@ -203,7 +213,7 @@ class PerfDataReader {
   // decode become warnings.
   absl::Status Deliver(absl::Span<const uint8_t> record, uint64_t offset,
                        int attr_index, const std::shared_ptr<const void>* keep,
-                       EventHandler& handler);
+                       uint64_t stack_file_offset, EventHandler& handler);
   // A record the queue hands back, from where its bytes are.
   absl::Status DeliverQueued(OrderedQueue::Entry& e, EventHandler& handler);
   // The timestamp perf would queue the record with; 0 if it has none.

@@ -2,9 +2,10 @@
 // prints what it holds and how fast it was read: records per second of
 // wall time, decoding every record and every sample field.
 //
-//   bazel run -c opt //proc/perf:perf_data_benchmark -- /path/perf.data [repeat] [read]
+//   bazel run -c opt //proc/perf:perf_data_benchmark -- /path/perf.data [repeat] [map|read|sparse]
 //
-// "read" reads the file with pread (FileAccess::kRead) instead of a mapping.
+// "read" reads the file with pread (FileAccess::kRead), "sparse" without the
+// samples' stack copies (FileAccess::kSparse), "map" (the default) mapped.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -35,13 +36,15 @@ class Counter : public EventHandler {
 
 int Main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: perf_data_benchmark PERF_DATA|- [repeat] [read]\n");
+    std::fprintf(stderr, "usage: perf_data_benchmark PERF_DATA|- [repeat] [map|read|sparse]\n");
     return 2;
   }
   const std::string path = argv[1];
   const int repeat = argc > 2 ? std::atoi(argv[2]) : 1;
-  const FileAccess access =
-      argc > 3 && std::string(argv[3]) == "read" ? FileAccess::kRead : FileAccess::kMap;
+  const std::string how = argc > 3 ? argv[3] : "map";
+  const FileAccess access = how == "read"     ? FileAccess::kRead
+                            : how == "sparse" ? FileAccess::kSparse
+                                              : FileAccess::kMap;
   double best = 1e99;
   Counter last;
   ReadStats stats;

@@ -6,10 +6,12 @@
 // recording is a file anyone can hand to the CLI, so every input must be
 // read or refused with a status, within the reader's limits.
 //
-// The same bytes are also read as `unwind perf` reads a file, with pread
-// into chunks (a memfd), and as a pipe-mode stream: every reader must
-// deliver the same records (offsets, sizes, bytes) with the same status
-// code, or the target traps.
+// The same bytes are also read with pread into chunks (a memfd), as a
+// pipe-mode stream, and sparsely, as `unwind perf` reads a file (the
+// samples' stack copies left in the file): every reader must deliver the
+// same records (offsets, sizes, bytes; for the sparse reader, the same
+// decoded samples with the same stack bytes, read back from the file) with
+// the same status code, or the target traps.
 //
 // Recorded paths are never opened (they name files of the fuzzing
 // machine): SnapshotOptions::locate sends every one to a path that does
@@ -48,6 +50,7 @@ class Consumer : public EventHandler {
     seen.emplace_back(e.type, e.offset, e.record.size(),
                       std::hash<std::string_view>()(std::string_view(
                           reinterpret_cast<const char*>(e.record.data()), e.record.size())));
+    decoded.emplace_back(e.type, e.offset, std::hash<std::string>()(Decoded(e)));
     if (!full_) return absl::OkStatus();
     maps_.Apply(e);
     if (e.type != kRecordSample) return absl::OkStatus();
@@ -67,8 +70,34 @@ class Consumer : public EventHandler {
 
   // What was delivered: type, offset, size, a hash of the bytes.
   std::vector<std::tuple<uint32_t, uint64_t, size_t, size_t>> seen;
+  // Type, offset and a hash of what the record says, a sample's fields
+  // decoded and its stack copy wherever it is.
+  std::vector<std::tuple<uint32_t, uint64_t, size_t>> decoded;
 
  private:
+  std::string Decoded(const Event& e) const {
+    if (e.type != kRecordSample) {
+      return std::string(reinterpret_cast<const char*>(e.record.data()), e.record.size());
+    }
+    const Sample& s = e.sample;
+    std::string out = absl::StrCat(s.ip, ",", s.pid, ",", s.tid, ",", s.time, ",", s.period, ",",
+                                   s.cpu, ",", s.regs_user_abi, ",", s.stack_user_size, ",",
+                                   s.stack_user_dyn_size, ",", s.weight, ",", s.callchain.size());
+    for (size_t i = 0; i < s.callchain.size(); ++i) absl::StrAppend(&out, ",", s.callchain[i]);
+    for (size_t i = 0; i < s.regs_user.size(); ++i) absl::StrAppend(&out, ",", s.regs_user[i]);
+    std::string stack(s.stack_user_size, '\0');
+    if (s.stack_file_offset != 0) {
+      if (pread(reader_.stack_file(), stack.data(), stack.size(),
+                static_cast<off_t>(s.stack_file_offset)) != static_cast<ssize_t>(stack.size())) {
+        stack = "unreadable";
+      }
+    } else {
+      stack.assign(reinterpret_cast<const char*>(s.stack_user.span().data()),
+                   s.stack_user.span().size());
+    }
+    return out + stack;
+  }
+
   const PerfDataReader& reader_;
   ProcessMaps maps_;
   PerfSnapshotter snap_;
@@ -80,6 +109,7 @@ struct Outcome {
   bool pipe_mode = false;
   absl::StatusCode code = absl::StatusCode::kOk;
   std::vector<std::tuple<uint32_t, uint64_t, size_t, size_t>> seen;
+  std::vector<std::tuple<uint32_t, uint64_t, size_t>> decoded;
 };
 
 Outcome ReadAll(absl::StatusOr<std::unique_ptr<PerfDataReader>> reader, bool full) {
@@ -92,6 +122,7 @@ Outcome ReadAll(absl::StatusOr<std::unique_ptr<PerfDataReader>> reader, bool ful
   Consumer consumer(**reader, std::move(options), full);
   out.code = (*reader)->Read(consumer).code();
   out.seen = std::move(consumer.seen);
+  out.decoded = std::move(consumer.decoded);
   return out;
 }
 
@@ -107,6 +138,12 @@ void Run(const uint8_t* data, size_t size) {
   if (read.opened != in_memory.opened || read.code != in_memory.code ||
       read.seen != in_memory.seen) {
     __builtin_trap();  // the chunked reader disagrees with the in-memory one
+  }
+  const Outcome sparse =
+      ReadAll(PerfDataReader::OpenFile(path, limits, FileAccess::kSparse), false);
+  if (sparse.opened != in_memory.opened || sparse.code != in_memory.code ||
+      sparse.decoded != in_memory.decoded) {
+    __builtin_trap();  // the sparse reader disagrees with the in-memory one
   }
   if (!in_memory.pipe_mode) return;
   if (lseek(fd.get(), 0, SEEK_SET) != 0) return;

@@ -17,6 +17,7 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
+#include "proc/perf/sparse_reader.h"
 #include "proc/perf/testing/perf_data_writer.h"
 
 namespace unwindd::proc::perf {
@@ -129,7 +130,7 @@ TEST(PerfDataReader, FilesMappedOrRead) {
   for (bool pipe : {false, true}) {
     const std::vector<uint8_t> bytes = pipe ? TwoRounds().PipeBytes() : TwoRounds().FileBytes();
     const std::string path = WriteTemp(bytes, pipe ? "two_rounds_pipe.data" : "two_rounds.data");
-    for (FileAccess access : {FileAccess::kMap, FileAccess::kRead}) {
+    for (FileAccess access : {FileAccess::kMap, FileAccess::kRead, FileAccess::kSparse}) {
       auto r = PerfDataReader::OpenFile(path, {}, access);
       ASSERT_TRUE(r.ok()) << r.status();
       EXPECT_EQ((*r)->pipe_mode(), pipe);
@@ -152,15 +153,120 @@ TEST(PerfDataReader, ReadFileThatShrinksIsDataLossNotSigbus) {
   for (uint64_t t = 1; t <= 30000; ++t) w.Add(Sample(a, t, t));  // > 2 windows
   const std::vector<uint8_t> bytes = w.FileBytes();
   ASSERT_GT(bytes.size(), size_t{2} << 20);
-  const std::string path = WriteTemp(bytes, "shrinks.data");
-  auto r = PerfDataReader::OpenFile(path, {}, FileAccess::kRead);
+  for (FileAccess access : {FileAccess::kRead, FileAccess::kSparse}) {
+    const std::string path = WriteTemp(bytes, "shrinks.data");
+    auto r = PerfDataReader::OpenFile(path, {}, access);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(truncate(path.c_str(), 1 << 20), 0);
+    Collect c;
+    absl::Status st = (*r)->Read(c);
+    EXPECT_TRUE(absl::IsDataLoss(st)) << st;
+    EXPECT_GT(c.ips.size(), 0u);
+    EXPECT_LT(c.ips.size(), 30000u);
+  }
+}
+
+// What kSparse leaves in the file: each sample's stack copy, at the offset
+// it says, byte for byte; the other fields are decoded as from the whole
+// record. Copies below kMinLeftBytes come in the record as always, and so
+// does a sample whose fields before the copy are long (a deep kernel
+// callchain needs a second, longer probe).
+TEST(PerfDataReader, SparseReadsLeaveStackCopiesInTheFile) {
+  PerfDataWriter w;
+  EventAttr a = testing::DwarfCallGraphAttr();
+  w.AddAttr(a);
+  std::vector<SampleSpec> specs;
+  for (uint64_t i = 0; i < 400; ++i) {
+    SampleSpec s;
+    s.pid = s.tid = 1 + i % 3;
+    s.time = 10 + i;
+    s.ip = 0x1000 + i;
+    const size_t n = i % 5 == 0 ? 1024 : 4096 + 1000 * (i % 7);  // some under kMinLeftBytes
+    s.stack.resize(n);
+    for (size_t b = 0; b < n; ++b) s.stack[b] = static_cast<uint8_t>(i * 31 + b);
+    s.dyn_size = n - (i % 4) * 8;
+    if (i % 11 == 0) s.callchain.assign(600, 0xffffffff81000000 + i);  // fields > 4 KiB
+    specs.push_back(s);
+    w.Add(testing::SampleRecord(a, s));
+    if (i % 50 == 49) w.Add(testing::FinishedRound());
+  }
+  const std::string path = WriteTemp(w.FileBytes(), "sparse.data");
+  class Check : public EventHandler {
+   public:
+    Check(int fd, const std::vector<SampleSpec>& specs) : fd_(fd), specs_(specs) {}
+    absl::Status OnEvent(const Event& e) override {
+      if (e.type != kRecordSample) return absl::OkStatus();
+      const SampleSpec& want = specs_.at(n_++);
+      EXPECT_EQ(e.sample.ip, want.ip);
+      EXPECT_EQ(e.sample.callchain.size(), want.callchain.size());
+      EXPECT_EQ(e.sample.stack_user_size, want.stack.size());
+      EXPECT_EQ(e.sample.stack_user_dyn_size, want.dyn_size);
+      EXPECT_EQ(e.sample.valid_stack_size(), want.dyn_size);
+      std::vector<uint8_t> got(e.sample.stack_user_size);
+      if (want.stack.size() < kMinLeftBytes) {
+        EXPECT_EQ(e.sample.stack_file_offset, 0u) << "sample " << n_;
+        got.assign(e.sample.stack_user.span().begin(), e.sample.stack_user.span().end());
+      } else {
+        EXPECT_NE(e.sample.stack_file_offset, 0u) << "sample " << n_;
+        EXPECT_TRUE(e.sample.stack_user.span().empty());
+        EXPECT_EQ(pread(fd_, got.data(), got.size(), e.sample.stack_file_offset),
+                  static_cast<ssize_t>(got.size()));
+        ++left_;
+      }
+      EXPECT_EQ(got, want.stack) << "sample " << n_;
+      return absl::OkStatus();
+    }
+    int n_ = 0;
+    int left_ = 0;
+
+   private:
+    int fd_;
+    const std::vector<SampleSpec>& specs_;
+  };
+  auto r = PerfDataReader::OpenFile(path, {}, FileAccess::kSparse);
   ASSERT_TRUE(r.ok()) << r.status();
-  ASSERT_EQ(truncate(path.c_str(), 1 << 20), 0);
-  Collect c;
-  absl::Status st = (*r)->Read(c);
-  EXPECT_TRUE(absl::IsDataLoss(st)) << st;
-  EXPECT_GT(c.ips.size(), 0u);
-  EXPECT_LT(c.ips.size(), 30000u);
+  ASSERT_GE((*r)->stack_file(), 0);
+  Check c((*r)->stack_file(), specs);
+  ASSERT_TRUE((*r)->Read(c).ok());
+  EXPECT_EQ(c.n_, 400);
+  EXPECT_EQ(c.left_, 320);
+  EXPECT_EQ((*r)->warnings().count(), 0u);
+  // Other readers leave nothing in the file.
+  auto whole = PerfDataReader::OpenFile(path, {}, FileAccess::kRead);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ((*whole)->stack_file(), -1);
+}
+
+// A file that ends inside a sample's last fields, after its copy: the
+// samples before it, and a warning (as every reader does).
+TEST(PerfDataReader, SparseReadOfATruncatedSample) {
+  PerfDataWriter w;
+  EventAttr a = testing::DwarfCallGraphAttr();
+  w.AddAttr(a);
+  for (uint64_t t = 1; t <= 3; ++t) {
+    SampleSpec s;
+    s.pid = s.tid = 1;
+    s.time = t;
+    s.ip = t;
+    s.stack.assign(8192, 0x5a);
+    s.dyn_size = 8192;
+    w.Add(testing::SampleRecord(a, s));
+  }
+  std::vector<uint8_t> bytes = w.FileBytes();
+  // Cut the data section 4 bytes into the last sample's dyn_size (the file
+  // header's data size still says more).
+  const std::string path = WriteTemp(bytes, "sparse_cut.data");
+  for (FileAccess access : {FileAccess::kRead, FileAccess::kSparse}) {
+    auto r = PerfDataReader::OpenFile(path, {}, access);
+    ASSERT_TRUE(r.ok());
+    const FileHeader h = (*r)->file_header();
+    const uint64_t cut = h.data.offset + h.data.size - 4;
+    ASSERT_EQ(truncate(path.c_str(), static_cast<off_t>(cut)), 0);
+    Collect c;
+    absl::Status st = (*r)->Read(c);
+    EXPECT_EQ(c.ips, (std::vector<uint64_t>{1, 2})) << st;
+    ASSERT_TRUE(WriteTemp(bytes, "sparse_cut.data") == path);
+  }
 }
 
 // AUXTRACE payloads (trace data after the record, not records) are gone
@@ -190,7 +296,7 @@ TEST(PerfDataReader, PayloadsAreSkippedInFilesReadAhead) {
   w.Add(Sample(a, t, t));
   want.push_back(t);
   const std::string path = WriteTemp(w.FileBytes(), "auxtrace.data");
-  for (FileAccess access : {FileAccess::kMap, FileAccess::kRead}) {
+  for (FileAccess access : {FileAccess::kMap, FileAccess::kRead, FileAccess::kSparse}) {
     auto r = PerfDataReader::OpenFile(path, {}, access);
     ASSERT_TRUE(r.ok()) << r.status();
     Collect c;
@@ -262,7 +368,7 @@ TEST(PerfDataReader, ReadRecordsAreHeldNotCopied) {
     const std::vector<uint8_t> bytes = pipe ? w.PipeBytes() : w.FileBytes();
     ASSERT_GT(bytes.size(), size_t{8} << 20);
     const std::string path = WriteTemp(bytes, "held.data");
-    auto r = PerfDataReader::OpenFile(path);  // kRead
+    auto r = PerfDataReader::OpenFile(path, {}, FileAccess::kRead);
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_FALSE((*r)->records_outlive_delivery());
     Keep k;

@@ -172,8 +172,14 @@ absl::Status ParseSampleIdTrailer(absl::Span<const uint8_t> record, uint64_t t,
   return absl::OkStatus();
 }
 
-absl::Status ParseSample(absl::Span<const uint8_t> record, const EventAttr& attr,
-                         Sample& out) {
+namespace {
+
+// ParseSample's fields in the kernel's order. With `locate`, it stops after
+// the STACK_USER size field and sets *locate to the offset of the copy's
+// first byte (0 when the sample has no STACK_USER field or an empty copy).
+absl::Status ParseSampleFields(absl::Span<const uint8_t> record, const EventAttr& attr,
+                               uint64_t stack_file_offset, Sample& out,
+                               uint64_t* locate) {
   out = Sample{};
   if (record.size() < kRecordHeaderSize) {
     return TooShort("the header", record.size(), 0);
@@ -253,10 +259,21 @@ absl::Status ParseSample(absl::Span<const uint8_t> record, const EventAttr& attr
       return absl::DataLossError(absl::StrFormat(
           "user stack copy of %d bytes (more than %d)", size, kMaxStackUserBytes));
     }
+    if (locate != nullptr) {
+      *locate = size != 0 ? c.pos() : 0;
+      out.stack_user_size = size;
+      return absl::OkStatus();
+    }
     if (size != 0) {
-      absl::Span<const uint8_t> data;
-      PERF_SAMPLE_READ_OR_RETURN(c.Take(size, data), "STACK_USER data");
-      out.stack_user = Bytes(data);
+      out.stack_user_size = size;
+      if (stack_file_offset != 0) {
+        // Left in the file by the reader: dyn_size follows the size field.
+        out.stack_file_offset = stack_file_offset;
+      } else {
+        absl::Span<const uint8_t> data;
+        PERF_SAMPLE_READ_OR_RETURN(c.Take(size, data), "STACK_USER data");
+        out.stack_user = Bytes(data);
+      }
       PERF_SAMPLE_READ_OR_RETURN(c.U64(out.stack_user_dyn_size), "STACK_USER dyn_size");
       if (out.stack_user_dyn_size > size) {
         // perf: "user stack dump failure" (-EFAULT).
@@ -297,7 +314,26 @@ absl::Status ParseSample(absl::Span<const uint8_t> record, const EventAttr& attr
     out.aux = Bytes(aux);
   }
 #undef PERF_SAMPLE_READ_OR_RETURN
+  if (locate != nullptr) *locate = 0;
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ParseSample(absl::Span<const uint8_t> record, const EventAttr& attr,
+                         Sample& out, uint64_t stack_file_offset) {
+  return ParseSampleFields(record, attr, stack_file_offset, out, nullptr);
+}
+
+bool LocateStackUser(absl::Span<const uint8_t> prefix, const EventAttr& attr,
+                     uint64_t* offset, uint64_t* size) {
+  if ((attr.sample_type & kSampleStackUser) == 0) return false;
+  Sample scratch;
+  uint64_t at = 0;
+  if (!ParseSampleFields(prefix, attr, 0, scratch, &at).ok() || at == 0) return false;
+  *offset = at;
+  *size = scratch.stack_user_size;
+  return true;
 }
 
 std::vector<uint64_t> KernelCallchain(const Sample& s) {

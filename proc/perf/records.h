@@ -121,18 +121,41 @@ struct Sample {
   uint64_t code_page_size = 0;
   Bytes aux;
 
+  // The copy's size as recorded (STACK_USER's size field).
+  uint64_t stack_user_size = 0;
+  // Non-zero when the reader left the copy in the input file (a sparse
+  // read, FileAccess::kSparse): its stack_user_size bytes start at this
+  // file offset, and stack_user is empty.
+  uint64_t stack_file_offset = 0;
+
   // The valid part of the stack copy: stack_user's first dyn_size bytes
-  // (perf's evsel__parse_sample does the same min()).
+  // (perf's evsel__parse_sample does the same min()). Empty when the copy
+  // is in the file (stack_file_offset).
   absl::Span<const uint8_t> valid_stack() const {
     return stack_user.span().first(
         std::min<uint64_t>(stack_user_dyn_size, stack_user.size()));
   }
+  // How many bytes of the copy are valid, wherever it is.
+  uint64_t valid_stack_size() const {
+    return std::min(stack_user_dyn_size, stack_user_size);
+  }
 };
 
 // `record` is the whole record (header included) of type
-// PERF_RECORD_SAMPLE written by an event with `attr`.
+// PERF_RECORD_SAMPLE written by an event with `attr`. With a non-zero
+// `stack_file_offset` the record is a sparse reader's: the STACK_USER copy
+// was left in the file at that offset, and `record` holds the copy's size
+// field followed at once by dyn_size and the fields after it.
 absl::Status ParseSample(absl::Span<const uint8_t> record, const EventAttr& attr,
-                         Sample& out);
+                         Sample& out, uint64_t stack_file_offset = 0);
+
+// Where the STACK_USER copy of a sample starts in its record: the fields
+// before it are parsed from `prefix` (the record's first bytes, header
+// included); *offset is the copy's first byte in the record and *size its
+// size. False when `attr` samples no STACK_USER, the copy is empty, or the
+// prefix is too short or malformed (a caller then reads the whole record).
+bool LocateStackUser(absl::Span<const uint8_t> prefix, const EventAttr& attr,
+                     uint64_t* offset, uint64_t* size);
 
 // The kernel part of a sample's callchain (the addresses after
 // PERF_CONTEXT_KERNEL, up to the next marker), innermost first, which is

@@ -5,6 +5,9 @@
 #   whole command: `unwind pid` vs `eu-stack -p` on the same process, for
 #              every fixture program of the test suite, and start-up
 #              (`unwind --help`) against a static empty C program;
+#   corpus: a recording of each shape of corpus.sh (stack copy, depth,
+#              threads, language, frame pointers, system-wide), and on each
+#              `unwind perf` against `perf script` and `cat` (corpus.sh);
 #   perf.data: `unwind perf` vs `perf script -F ip` on the same recording,
 #              samples per CPU-second (user + system of the whole command),
 #              and `unwind perf` wall time with 1 and 2 unwinding threads,
@@ -18,7 +21,9 @@ set -euo pipefail
 ITER=${1:-1000}
 RUNS=${2:-20}
 PERF_SECONDS=${3:-4}
-SECTIONS=${COMPARE_SECTIONS:-live perf}  # COMPARE_SECTIONS=perf: only perf.data
+SECTIONS=${COMPARE_SECTIONS:-live corpus perf}  # COMPARE_SECTIONS=perf: only perf.data
+CORPUS_RUNS=${CORPUS_RUNS:-5}  # runs of each command per recording
+CORPUS_SECONDS=${CORPUS_SECONDS:-3}  # each recording's length
 cd "${RUNFILES_DIR:-$0.runfiles}/unwindd" 2>/dev/null || cd "$(dirname "$0")/compare.runfiles/unwindd"
 B=testdata/bench
 unset DEBUGINFOD_URLS
@@ -114,6 +119,11 @@ done
 e=$(awk 'NR == 1 { print $2 }' "$tmp/w"); h=$(awk 'NR == 2 { print $2 }' "$tmp/w")
 awk -v e="$e" -v h="$h" 'BEGIN {
   printf "start-up: static empty C program %.2f ms (the floor), unwind --help %.2f ms (+%.2f ms)\n", e/1000, h/1000, (h-e)/1000 }'
+fi
+
+if [[ " $SECTIONS " == *" corpus "* ]]; then
+printf '\nrecording corpus (corpus.sh), %s s each:\n' "$CORPUS_SECONDS"
+bash "$B/corpus.sh" "$tmp/corpus" "$CORPUS_SECONDS" "$CORPUS_RUNS" ${CORPUS_NAMES:-}
 fi
 
 if [[ " $SECTIONS " == *" perf "* ]]; then

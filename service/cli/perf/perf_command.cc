@@ -28,9 +28,12 @@ void Warn(absl::string_view msg) {
 }  // namespace
 
 int RunPerf(const Command& cmd, const std::atomic<bool>* cancel) {
+  // A file is read sparsely: the workers read the samples' stack copies
+  // from it themselves (proc/perf/sparse_reader.h).
   absl::StatusOr<std::unique_ptr<proc::perf::PerfDataReader>> reader =
-      cmd.path == "-" ? proc::perf::PerfDataReader::OpenStream(memory::ScopedFd(dup(0)))
-                      : proc::perf::PerfDataReader::OpenFile(cmd.path);
+      cmd.path == "-"
+          ? proc::perf::PerfDataReader::OpenStream(memory::ScopedFd(dup(0)))
+          : proc::perf::PerfDataReader::OpenFile(cmd.path, {}, proc::perf::FileAccess::kSparse);
   if (!reader.ok()) {
     Warn(reader.status().message());
     return 1;
@@ -62,6 +65,7 @@ int RunPerf(const Command& cmd, const std::atomic<bool>* cancel) {
   options.worker_formatter = sink->WorkerFormatter();
   options.write_text = [&sink](absl::string_view text) { sink->AddText(text); };
   options.unwind.cancel = cancel;
+  options.stack_file = (*reader)->stack_file();
   SamplePipeline pipeline(options, [&sink](UnwoundSample& s) { sink->Add(s); });
   SampleReader handler({cmd.pids, cmd.tids, cmd.comms}, (*reader)->attrs(),
                        (*reader)->info(), std::move(snapshot_options), pipeline,

@@ -7,6 +7,8 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "memory/file_region_memory.h"
+#include "proc/perf/records.h"
 #include "unwinder/address_space.h"
 
 namespace unwindd::service::perf {
@@ -31,6 +33,12 @@ struct SamplePipeline::Worker {
   };
   // Scratch: AddressSpace module index -> index in the sample's modules.
   std::vector<int> remap;
+  // A sample's stack copy read from the file (stack_file_offset), on this
+  // thread, so that the walk finds it in this core's cache: how much of it
+  // the last walks of each thread needed, and the buffer (the largest copy
+  // perf records, allocated once).
+  absl::flat_hash_map<uint32_t, uint32_t> stack_need;
+  std::unique_ptr<uint8_t[]> stack_buffer;
   absl::flat_hash_map<uint64_t, Space> spaces;
   std::list<uint64_t> lru;  // most recently used first
   std::vector<Retired> retired;
@@ -49,6 +57,7 @@ void UnwoundSample::Reset() {
   mappings = nullptr;
   stack = {};
   stack_copy.clear();
+  stack_file_offset = stack_file_bytes = 0;
   thread.frames.clear();
   thread.stop_detail.clear();
   modules.clear();
@@ -184,18 +193,12 @@ void SamplePipeline::Work(Worker& w) {
         w.lru.splice(w.lru.begin(), w.lru, it->second.lru);
       }
       proc::SnapshotTarget& target = *it->second.target;
-      // The kernel copies the user stack from the user SP upwards.
-      absl::Status set = target.SetSample(
-          {static_cast<pid_t>(s.tid), s.registers, s.registers.sp(), s.stack, nullptr});
-      if (!set.ok()) {
-        s.error = std::string(set.message());
+      Worker::Space& space = it->second;
+      absl::Status unwound = Unwind(w, s, target, *space.space);
+      if (!unwound.ok()) {
+        s.error = std::string(unwound.message());
         continue;
       }
-      Worker::Space& space = it->second;
-      unwinder::UnwindRegistersInto(*space.space, target.memory(), s.registers,
-                                    options_.unwind, &s.thread);
-      s.thread.tid = static_cast<pid_t>(s.tid);
-      target.ClearSample();
       // Frames' modules: AddressSpace indexes -> the sample's own list.
       const std::vector<unwinder::MappedModule>& mms = space.space->modules();
       space.modules.resize(mms.size());
@@ -231,6 +234,64 @@ void SamplePipeline::Work(Worker& w) {
     }
     if (wake_writer) done_cv_.notify_one();
   }
+}
+
+namespace {
+
+// What a thread's walks read of their stack copies, rounded up, with room
+// for a deeper stack; what the first sample of a thread gets.
+constexpr uint64_t kStackNeedSlack = 1024;
+constexpr uint64_t kFirstStackNeed = 8192;
+
+}  // namespace
+
+absl::Status SamplePipeline::Unwind(Worker& w, UnwoundSample& s, proc::SnapshotTarget& target,
+                                    unwinder::AddressSpace& space) {
+  // The kernel copies the user stack from the user SP upwards.
+  const uint64_t sp = s.registers.sp();
+  absl::Span<const uint8_t> stack = s.stack;
+  uint64_t stack_end = 0;
+  uint32_t* need = nullptr;
+  if (s.stack_file_bytes > 0 && options_.stack_file >= 0) {
+    // Read what this thread's walks needed lately; if this walk needs
+    // more, it notices (SnapshotTarget::stack_missed) and goes again with
+    // all of it.
+    if (w.stack_buffer == nullptr) w.stack_buffer.reset(new uint8_t[proc::perf::kMaxStackUserBytes]);
+    need = &w.stack_need.try_emplace(s.tid, kFirstStackNeed).first->second;
+    const uint64_t valid = std::min<uint64_t>(s.stack_file_bytes, proc::perf::kMaxStackUserBytes);
+    const uint64_t want = std::min<uint64_t>(valid, *need);
+    const size_t got = memory::PreadFully(options_.stack_file, w.stack_buffer.get(), want,
+                                          s.stack_file_offset);
+    stack = absl::MakeConstSpan(w.stack_buffer.get(), got);
+    // A file that shrank gives less: the stack ends where the bytes do.
+    if (got == want) stack_end = sp + valid;
+  }
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    absl::Status set = target.SetSample(
+        {static_cast<pid_t>(s.tid), s.registers, sp, stack, nullptr, stack_end});
+    if (!set.ok()) return set;
+    unwinder::UnwindRegistersInto(space, target.memory(), s.registers, options_.unwind,
+                                  &s.thread);
+    const bool missed = target.stack_missed();
+    target.ClearSample();
+    if (!missed) break;
+    // The walk needed more: all of it.
+    const uint64_t have = stack.size();
+    const size_t more = memory::PreadFully(options_.stack_file, w.stack_buffer.get() + have,
+                                           stack_end - sp - have, s.stack_file_offset + have);
+    stack = absl::MakeConstSpan(w.stack_buffer.get(), have + more);
+    stack_end = 0;
+  }
+  s.thread.tid = static_cast<pid_t>(s.tid);
+  if (need != nullptr) {
+    // Round up to 512, keep the larger of this walk's need and most of the
+    // last ones' (a thread's depth varies).
+    const uint64_t used = s.thread.stack_high > sp ? s.thread.stack_high - sp : 0;
+    const uint64_t next = ((used + kStackNeedSlack) + 511) & ~uint64_t{511};
+    *need = static_cast<uint32_t>(
+        std::min<uint64_t>(std::max<uint64_t>(next, *need - *need / 16), UINT32_MAX));
+  }
+  return absl::OkStatus();
 }
 
 void SamplePipeline::Write() {

@@ -34,11 +34,13 @@
 #include <thread>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "arch/register_set.h"
 #include "proc/snapshot_target.h"
 #include "service/cli/perf_script/text_buffer.h"
+#include "unwinder/address_space.h"
 #include "unwinder/module_cache.h"
 #include "unwinder/unwinder.h"
 
@@ -78,6 +80,11 @@ struct UnwoundSample {
   arch::RegisterSet registers;
   absl::Span<const uint8_t> stack;
   std::vector<uint8_t> stack_copy;
+  // Or: the stack copy is in PipelineOptions::stack_file, these many valid
+  // bytes from this offset (a sparse read of a perf.data file), and the
+  // worker reads what the walk needs.
+  uint64_t stack_file_offset = 0;
+  uint64_t stack_file_bytes = 0;
   // The result: one thread, and the modules its frames refer to
   // (Frame::module indexes `modules`; the pipeline keeps each alive until
   // the sample has been written).
@@ -102,6 +109,9 @@ struct PipelineOptions {
   // batch's text to `write_text`, in order, instead of samples to the sink.
   SampleFormatterFactory worker_formatter;
   std::function<void(absl::string_view text)> write_text;
+  // The file samples' stack copies are read from (UnwoundSample::
+  // stack_file_offset); -1 if none is. Not owned.
+  int stack_file = -1;
 };
 
 class SamplePipeline {
@@ -151,6 +161,10 @@ class SamplePipeline {
 
   void Flush();  // hands the open batch to the workers
   void Work(Worker& w);
+  // Unwinds `s` over `target` and `space` (its stack copy read from the
+  // stack file when it is there).
+  absl::Status Unwind(Worker& w, UnwoundSample& s, proc::SnapshotTarget& target,
+                      unwinder::AddressSpace& space);
   void Write();
   // Whether the writer has something to do (under mu_): the next batch in
   // order and one more after it, or the last ones, or the end.

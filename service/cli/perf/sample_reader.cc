@@ -56,7 +56,11 @@ absl::Status SampleReader::OnEvent(const proc::perf::Event& e) {
     s.mappings = pipeline_.Hold(std::move(r->mappings));
     s.registers = r->registers;
     const absl::Span<const uint8_t> stack = sample.valid_stack();
-    if (stacks_stay_valid_) {
+    if (sample.stack_file_offset != 0) {
+      // Left in the file (a sparse read): the worker reads it.
+      s.stack_file_offset = sample.stack_file_offset;
+      s.stack_file_bytes = sample.valid_stack_size();
+    } else if (stacks_stay_valid_) {
       s.stack = stack;
     } else if (e.keep != nullptr) {
       // In a chunk of the input: held by the batch instead of copied.
