@@ -1,13 +1,12 @@
 #include "service/cli/perf/sample_pipeline.h"
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <list>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "memory/file_region_memory.h"
+#include "service/cli/perf/huge_heap.h"
 #include "proc/perf/records.h"
 #include "unwinder/address_space.h"
 
@@ -66,15 +65,8 @@ void UnwoundSample::Reset() {
 SamplePipeline::SamplePipeline(PipelineOptions options, Sink sink)
     : options_(std::move(options)), sink_(std::move(sink)) {
   const int jobs = std::clamp(options_.jobs, 1, kMaxJobs);
-  // glibc gives each new thread an arena that starts with top_pad bytes of
-  // address space (128 KiB) and then grows a few pages at a time, each an
-  // mprotect and page faults: a worker's first thousand samples did ~2,000
-  // of them. 16 MiB of address space up front (pages are only used when
-  // touched) makes the growth one step; it also keeps glibc from handing
-  // freed memory back to the kernel between batches. Process-wide, and
-  // set before the threads below make their arenas.
-  mallopt(M_TOP_PAD, 16 << 20);
-  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  // Before the threads start: they all allocate from it (huge_heap.h).
+  UseHugePagesForHeap();
   workers_format_ = options_.worker_formatter != nullptr && options_.write_text != nullptr;
   // Two batches per worker keep every worker busy while the writer drains,
   // and the reader refills the second half while the first is unwound.
@@ -107,6 +99,7 @@ const std::vector<proc::SnapshotMapping>* SamplePipeline::Hold(
 }
 
 void SamplePipeline::Commit() {
+  open_.samples[open_.size].seq = next_sample_++;
   if (++open_.size == kBatchSamples) Flush();
 }
 

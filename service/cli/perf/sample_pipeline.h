@@ -54,6 +54,8 @@ inline constexpr size_t kMaxTargetsPerWorker = 64;
 
 // One sample: what the reader knows of it, then what the unwind found.
 struct UnwoundSample {
+  // Its place among the samples submitted (0, 1, ...), set by Commit.
+  uint64_t seq = 0;
   // From the recording.
   std::string comm;
   uint32_t pid = 0;
@@ -175,6 +177,7 @@ class SamplePipeline {
   unwinder::ModuleCache cache_;
   Batch open_;
   uint64_t next_seq_ = 0;
+  uint64_t next_sample_ = 0;
 
   std::mutex mu_;
   std::condition_variable work_cv_;   // a batch to unwind, or the end

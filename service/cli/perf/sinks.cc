@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -168,97 +169,114 @@ class JsonSink : public SampleSink {
   bool first_ = true;
 };
 
-// pprof and folded: the samples aggregated into a profile::Profile, one
-// module per mapping a frame lands in (the kernel's mapping, as pprof wants
-// it: profile.h), named by the unwinder's build-id and load bias.
-class ProfileSink : public SampleSink {
+// One thread's part of a profile (pprof, folded): the samples it saw
+// aggregated into a profile::Profile, one module per mapping a frame lands
+// in (the kernel's mapping, as pprof wants it: profile.h), named by the
+// unwinder's build-id and load bias. The pipeline's workers each fill one
+// as they unwind; ProfileSink merges them (profile::MergeProfiles).
+class ProfileBuilder {
  public:
-  ProfileSink(SinkFormat format, std::FILE* out) : format_(format), out_(out) {}
-
-  void Add(const UnwoundSample& s) override {
+  void Add(const UnwoundSample& s) {
     if (!status_.ok()) return;
     if (profile_ == nullptr) {
       const bool clock = s.event == "cpu-clock" || s.event == "task-clock";
       profile_ = std::make_unique<profile::Profile>(
           clock ? profile::ValueType{"cpu", "nanoseconds"}
                 : profile::ValueType{s.event.empty() ? "events" : s.event, "count"});
+      first_seq_ = s.seq;
     }
     const profile::SampleValues values{
         1, static_cast<int64_t>(std::min<uint64_t>(s.period, uint64_t{1} << 40))};
-    // Most samples of a profile repeat a stack seen before: recognise it
-    // from the sample's raw words (one hash), without looking up each
-    // frame's mapping and location.
-    RawKey(s);
-    if (auto hit = raw_stacks_.find(absl::MakeConstSpan(raw_)); hit != raw_stacks_.end()) {
-      status_ = profile_->AddToStack(hit->second, values);
-      return;
+    // A thread's samples share their outer frames with its last sample
+    // (same mapping table, same thread): those frames' nodes are taken from
+    // it, and only the frames that differ are looked up (their mapping,
+    // then their node), outermost first.
+    if (last_.size() >= kMaxThreadsRemembered) last_.clear();
+    LastStack& last = last_[{s.target_id, s.tid}];
+    if (last.label_set < 0 || last.comm != s.comm || last.pid != s.pid) {
+      profile::ThreadLabels labels;
+      labels.pid = s.pid;
+      labels.tid = s.tid;
+      labels.comm = s.comm;
+      absl::StatusOr<uint32_t> id = profile_->LabelSet(labels);
+      if (!id.ok()) {
+        status_ = id.status();
+        return;
+      }
+      last.label_set = static_cast<int64_t>(*id);
+      last.comm = s.comm;
+      last.pid = s.pid;
+      last.keys.clear();
+      last.nodes.clear();
     }
-    frames_.clear();
-    for (size_t i = 0; i < s.thread.frames.size(); ++i) {
-      const unwinder::Frame& f = s.thread.frames[i];
-      // A caller's pc is a return address, except right after a signal
-      // frame, where it is the interrupted pc (profile.h records the former
-      // at address - 1).
-      const bool ra = i > 0 && f.method != unwinder::Method::kSignal;
-      frames_.push_back({f.pc, ra, ModuleOf(s, f, ra ? f.pc - 1 : f.pc)});
+    // Outermost first: the user frames from the last (kind: a return
+    // address, or an exact pc, frame 0's and the one after a signal frame,
+    // as profile.h records them), then the kernel's.
+    keys_.clear();
+    const std::vector<unwinder::Frame>& frames = s.thread.frames;
+    for (size_t i = frames.size(); i-- > 0;) {
+      const bool ra = i > 0 && frames[i].method != unwinder::Method::kSignal;
+      keys_.push_back(frames[i].pc);
+      keys_.push_back(ra ? kReturnAddress : kPc);
     }
-    kernel_.clear();
-    for (uint64_t ip : s.kernel) kernel_.push_back({ip, false, profile::kNoModule});
-    profile::ThreadLabels labels;
-    labels.pid = s.pid;
-    labels.tid = s.tid;
-    labels.comm = s.comm;
-    size_t stack = 0;
-    status_ = profile_->AddSample(labels, frames_, kernel_, values, &stack);
-    // Bounded like the profile: an entry per distinct stack it holds.
-    if (status_.ok()) raw_stacks_.try_emplace(raw_, stack);
+    for (size_t i = s.kernel.size(); i-- > 0;) {
+      keys_.push_back(s.kernel[i]);
+      keys_.push_back(kKernel);
+    }
+    size_t same = 0;  // frames equal to the last sample's
+    while (2 * same < keys_.size() && 2 * same < last.keys.size() &&
+           keys_[2 * same] == last.keys[2 * same] &&
+           keys_[2 * same + 1] == last.keys[2 * same + 1]) {
+      ++same;
+    }
+    last.nodes.resize(same);
+    uint32_t node = same > 0 ? last.nodes[same - 1] : profile::Profile::kRoot;
+    for (size_t k = same; 2 * k < keys_.size(); ++k) {
+      const uint64_t address = keys_[2 * k];
+      const uint64_t kind = keys_[2 * k + 1];
+      absl::StatusOr<uint32_t> child;
+      if (kind == kKernel) {
+        child = profile_->Child(node, {address, false, profile::kNoModule}, /*kernel=*/true);
+      } else {
+        const size_t i = frames.size() - 1 - k;
+        const bool ra = kind == kReturnAddress;
+        child = profile_->Child(
+            node, {address, ra, ModuleOf(s, frames[i], ra ? address - 1 : address)},
+            /*kernel=*/false);
+      }
+      if (!child.ok()) {
+        status_ = child.status();
+        last.keys.clear();
+        last.nodes.clear();
+        return;
+      }
+      node = *child;
+      last.nodes.push_back(node);
+    }
+    last.keys.swap(keys_);
+    status_ = profile_->AddToNode(static_cast<uint32_t>(last.label_set), node, values, nullptr,
+                                  s.seq);
   }
 
-  absl::Status Finish(const ProfileInfo& info) override {
-    if (!status_.ok()) return status_;
-    if (profile_ == nullptr) profile_ = std::make_unique<profile::Profile>();
-    std::string bytes;
-    if (format_ == SinkFormat::kPprof) {
-      absl::StatusOr<std::string> gz = profile::WritePprof(
-          *profile_, {info.time_nanos, info.duration_nanos, info.period, {}});
-      if (!gz.ok()) return gz.status();
-      bytes = *std::move(gz);
-    } else {
-      bytes = profile::WriteFolded(*profile_, {});
-    }
-    absl::Status s = Write(out_, bytes);
-    if (s.ok() && std::fflush(out_) != 0) s = absl::DataLossError("cannot write the output");
-    return s;
-  }
+  const absl::Status& status() const { return status_; }
+  const profile::Profile* profile() const { return profile_.get(); }
+  uint64_t first_seq() const { return first_seq_; }
 
  private:
-  // A sample's stack as words, into raw_: which mapping table and thread,
-  // the kernel ips, the user pcs, and which user frames (past the first)
-  // are not return addresses (after a signal frame): everything
-  // AddSample's result depends on.
-  void RawKey(const UnwoundSample& s) {
-    raw_.clear();
-    auto [comm, added] = comm_ids_.try_emplace(s.comm, comm_ids_.size());
-    raw_.insert(raw_.end(), {s.target_id, s.pid, s.tid, comm->second, s.kernel.size(),
-                             s.thread.frames.size()});
-    raw_.insert(raw_.end(), s.kernel.begin(), s.kernel.end());
-    for (const unwinder::Frame& f : s.thread.frames) raw_.push_back(f.pc);
-    for (size_t i = 1; i < s.thread.frames.size(); ++i) {
-      if (s.thread.frames[i].method == unwinder::Method::kSignal) raw_.push_back(i);
-    }
-  }
+  // The kinds of frame in a stack's key words.
+  static constexpr uint64_t kPc = 0;
+  static constexpr uint64_t kReturnAddress = 1;
+  static constexpr uint64_t kKernel = 2;
+  static constexpr size_t kMaxThreadsRemembered = 4096;
 
-  struct RawHash {
-    using is_transparent = void;
-    size_t operator()(absl::Span<const uint64_t> words) const {
-      return absl::HashOf(words);
-    }
-  };
-  struct RawEq {
-    using is_transparent = void;
-    bool operator()(absl::Span<const uint64_t> a, absl::Span<const uint64_t> b) const {
-      return a == b;
-    }
+  // A thread's last sample: its frames as (address, kind) pairs, outermost
+  // first, and the stack tree node each one ends at; its labels.
+  struct LastStack {
+    std::vector<uint64_t> keys;
+    std::vector<uint32_t> nodes;
+    int64_t label_set = -1;
+    uint32_t pid = 0;
+    std::string comm;
   };
 
   // The profile's module for `address` (a lookup address) of `s`: the
@@ -294,15 +312,73 @@ class ProfileSink : public SampleSink {
     return out;
   }
 
-  SinkFormat format_;
-  std::FILE* out_;
   absl::Status status_;
   std::unique_ptr<profile::Profile> profile_;
+  uint64_t first_seq_ = 0;
   absl::flat_hash_map<std::pair<uint64_t, size_t>, int> modules_;
-  std::vector<profile::Frame> frames_, kernel_;
-  absl::flat_hash_map<std::string, uint64_t> comm_ids_;
-  absl::flat_hash_map<std::vector<uint64_t>, size_t, RawHash, RawEq> raw_stacks_;
-  std::vector<uint64_t> raw_;  // RawKey's scratch
+  // (mapping table, tid) -> the thread's last sample.
+  absl::flat_hash_map<std::pair<uint64_t, uint32_t>, LastStack> last_;
+  std::vector<uint64_t> keys_;  // Add's scratch
+};
+
+// pprof and folded: each worker aggregates what it unwinds (a
+// ProfileBuilder of its own, WorkerFormatter), and Finish merges them in
+// the samples' order, so that the output is what one builder fed every
+// sample would write.
+class ProfileSink : public SampleSink {
+ public:
+  ProfileSink(SinkFormat format, std::FILE* out) : format_(format), out_(out) {}
+
+  void Add(const UnwoundSample& s) override {
+    if (own_ == nullptr) own_ = &Builder();
+    own_->Add(s);
+  }
+  SampleFormatterFactory WorkerFormatter() override {
+    return [this] {
+      ProfileBuilder* b = &Builder();
+      return [b](const UnwoundSample& s, cli::TextBuffer*) { b->Add(s); };
+    };
+  }
+
+  absl::Status Finish(const ProfileInfo& info) override {
+    std::vector<const profile::Profile*> parts;
+    const ProfileBuilder* first = nullptr;
+    for (const std::unique_ptr<ProfileBuilder>& b : builders_) {
+      if (!b->status().ok()) return b->status();
+      if (b->profile() == nullptr) continue;
+      parts.push_back(b->profile());
+      if (first == nullptr || b->first_seq() < first->first_seq()) first = b.get();
+    }
+    // The weight is what the first sample's event says (profile.h).
+    profile::Profile merged(first != nullptr ? first->profile()->weight_type()
+                                             : profile::ValueType{"cpu", "nanoseconds"});
+    if (absl::Status s = profile::MergeProfiles(parts, merged); !s.ok()) return s;
+    std::string bytes;
+    if (format_ == SinkFormat::kPprof) {
+      absl::StatusOr<std::string> gz = profile::WritePprof(
+          merged, {info.time_nanos, info.duration_nanos, info.period, {}});
+      if (!gz.ok()) return gz.status();
+      bytes = *std::move(gz);
+    } else {
+      bytes = profile::WriteFolded(merged, {});
+    }
+    absl::Status s = Write(out_, bytes);
+    if (s.ok() && std::fflush(out_) != 0) s = absl::DataLossError("cannot write the output");
+    return s;
+  }
+
+ private:
+  ProfileBuilder& Builder() {
+    std::lock_guard<std::mutex> lock(mu_);
+    builders_.push_back(std::make_unique<ProfileBuilder>());
+    return *builders_.back();
+  }
+
+  SinkFormat format_;
+  std::FILE* out_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<ProfileBuilder>> builders_;  // guarded by mu_
+  ProfileBuilder* own_ = nullptr;  // Add's, when no worker aggregates
 };
 
 }  // namespace

@@ -73,13 +73,14 @@ std::string WriteFolded(const Profile& profile, const FoldedOptions& options) {
   const std::vector<std::string> names = LocationNames(profile);
   absl::flat_hash_map<std::string, int64_t> lines;
   std::string line;
+  std::vector<uint32_t> locs;
   for (const Profile::StackSample& s : profile.samples()) {
     line.clear();
     if (options.root != FoldedRoot::kNone) {
-      line = RootFrame(profile.label_sets()[s.stack->label_set], options.root);
+      line = RootFrame(profile.label_sets()[s.label_set], options.root);
     }
-    // Stored leaf first; folded stacks go outermost first.
-    const std::vector<uint32_t>& locs = s.stack->locations;
+    // Leaf first; folded stacks go outermost first.
+    profile.StackLocations(s.node, &locs);
     for (auto it = locs.rbegin(); it != locs.rend(); ++it) {
       if (!line.empty()) line.push_back(';');
       line.append(names[*it]);

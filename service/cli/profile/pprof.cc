@@ -76,16 +76,17 @@ std::string EncodePprof(const Profile& profile, const PprofOptions& options) {
   }
 
   std::vector<uint64_t> location_ids;
+  std::vector<uint32_t> stack;
   for (const Profile::StackSample& s : profile.samples()) {
     msg.Clear();
     location_ids.clear();
     // Location ids are 1 + the index in locations().
-    for (uint32_t l : s.stack->locations)
-      location_ids.push_back(uint64_t{l} + 1);
+    profile.StackLocations(s.node, &stack);
+    for (uint32_t l : stack) location_ids.push_back(uint64_t{l} + 1);
     msg.PackedVarints(f::kSampleLocationId, location_ids);
     const int64_t values[] = {s.values.count, s.values.weight};
     msg.PackedInt64s(f::kSampleValue, values);
-    const ThreadLabels& labels = profile.label_sets()[s.stack->label_set];
+    const ThreadLabels& labels = profile.label_sets()[s.label_set];
     // Strings are interned when first used, key before value, so that the
     // table holds only what the profile refers to, in a fixed order.
     if (labels.pid) WriteLabel(strings.Index("pid"), &*labels.pid, 0, msg);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
@@ -103,7 +104,8 @@ absl::Status Profile::AddSample(const ThreadLabels& thread,
                                 absl::Span<const Frame> kernel_frames,
                                 const SampleValues& values, size_t* stack) {
   // Everything is checked before anything changes, so that a failed call
-  // leaves the profile as it was.
+  // leaves the profile as it was: the frames, and capacity as if every
+  // frame were a new location and node.
   if (absl::Status s = CheckValues(values); !s.ok()) return s;
   const size_t depth = user_frames.size() + kernel_frames.size();
   if (depth > limits_.max_depth) {
@@ -111,62 +113,36 @@ absl::Status Profile::AddSample(const ThreadLabels& thread,
         "a stack of %u frames (more than %u)", depth, limits_.max_depth));
   }
   bool implicit_kernel = false;
-  uint64_t kernel_lo = std::numeric_limits<uint64_t>::max();
-  uint64_t kernel_hi = 0;
   for (const Frame& f : kernel_frames) {
     if (absl::Status s = CheckFrame(f, /*kernel=*/true); !s.ok()) return s;
-    if (f.module == kNoModule) {
-      implicit_kernel = true;
-      kernel_lo = std::min(kernel_lo, f.LookupAddress());
-      kernel_hi = std::max(kernel_hi, f.LookupAddress());
-    }
+    implicit_kernel |= f.module == kNoModule;
   }
   for (const Frame& f : user_frames) {
     if (absl::Status s = CheckFrame(f, /*kernel=*/false); !s.ok()) return s;
   }
-  // The common case in a long profile: a stack seen before. It is one only
-  // if its labels and every location are known already.
-  auto location_of = [&](const Frame& f, bool kernel) {
-    return Location{f.LookupAddress(),
-                    kernel && f.module == kNoModule ? kernel_module_ : f.module,
-                    kernel};
-  };
-  Stack key;
-  key.locations.reserve(depth);
-  bool known = !(implicit_kernel && kernel_module_ == kNoModule);
-  if (auto it = label_set_index_.find(thread);
-      known && it != label_set_index_.end()) {
-    key.label_set = it->second;
-  } else {
-    known = false;
-  }
-  auto probe = [&](absl::Span<const Frame> frames, bool kernel) {
-    for (const Frame& f : frames) {
-      if (!known) return;
-      auto it = location_index_.find(location_of(f, kernel));
-      if (it == location_index_.end()) {
-        known = false;
-      } else {
-        key.locations.push_back(it->second);
-      }
+  // The common case in a long profile: a stack seen before, whose every
+  // node is there already.
+  auto known = [&]() -> std::optional<uint32_t> {
+    uint32_t node = kRoot;
+    auto step = [&](const Frame& f, bool kernel) {
+      auto it = child_index_.find(ChildKey{node, f.module, kernel, f.LookupAddress()});
+      if (it == child_index_.end()) return false;
+      node = it->second;
+      return true;
+    };
+    for (auto it = user_frames.rbegin(); it != user_frames.rend(); ++it) {
+      if (!step(*it, false)) return std::nullopt;
     }
-  };
-  probe(kernel_frames, /*kernel=*/true);
-  probe(user_frames, /*kernel=*/false);
-  if (known) {
-    if (auto it = stack_index_.find(key); it != stack_index_.end()) {
-      SampleValues& sum = samples_[it->second].values;
-      sum.count += values.count;
-      sum.weight += values.weight;
-      totals_.count += values.count;
-      totals_.weight += values.weight;
-      if (stack != nullptr) *stack = it->second;
-      return absl::OkStatus();
+    for (auto it = kernel_frames.rbegin(); it != kernel_frames.rend(); ++it) {
+      if (!step(*it, true)) return std::nullopt;
     }
+    return node;
+  }();
+  auto labels_known = label_set_index_.find(thread);
+  if (known && labels_known != label_set_index_.end() &&
+      stack_index_.contains((uint64_t{labels_known->second} << 32) | *known)) {
+    return AddToNode(labels_known->second, *known, values, stack);
   }
-
-  // A new stack. Capacity is checked as if every frame were a new location,
-  // so that the interning below cannot fail half-way.
   if (samples_.size() >= limits_.max_stacks) {
     return absl::ResourceExhaustedError(
         absl::StrFormat("more than %u distinct stacks", limits_.max_stacks));
@@ -175,46 +151,119 @@ absl::Status Profile::AddSample(const ThreadLabels& thread,
     return absl::ResourceExhaustedError(
         absl::StrFormat("more than %u locations", limits_.max_locations));
   }
-  if (label_sets_.size() >= limits_.max_label_sets &&
-      !label_set_index_.contains(thread)) {
+  if (nodes_.size() + depth > limits_.max_nodes) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("more than %u distinct stack prefixes", limits_.max_nodes));
+  }
+  if (label_sets_.size() >= limits_.max_label_sets && !label_set_index_.contains(thread)) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "more than %u distinct pid/tid/comm labels", limits_.max_label_sets));
   }
-  if (implicit_kernel && kernel_module_ == kNoModule &&
-      modules_.size() >= limits_.max_modules) {
+  if (implicit_kernel && kernel_module_ == kNoModule && modules_.size() >= limits_.max_modules) {
     return absl::ResourceExhaustedError(
         absl::StrFormat("more than %u modules", limits_.max_modules));
   }
-
-  if (implicit_kernel) KernelModule(kernel_lo, kernel_hi);
-  auto [labels_it, new_labels] =
-      label_set_index_.try_emplace(thread, label_sets_.size());
-  if (new_labels) label_sets_.push_back(thread);
-  key.label_set = labels_it->second;
-  key.locations.clear();
-  auto intern = [&](absl::Span<const Frame> frames, bool kernel) {
-    for (const Frame& f : frames) {
-      const Location loc = location_of(f, kernel);
-      auto [it, inserted] = location_index_.try_emplace(loc, locations_.size());
-      if (inserted) locations_.push_back(loc);
-      key.locations.push_back(it->second);
-    }
-  };
-  intern(kernel_frames, /*kernel=*/true);
-  intern(user_frames, /*kernel=*/false);
-  auto [stack_it, inserted] =
-      stack_index_.try_emplace(std::move(key), samples_.size());
-  if (stack != nullptr) *stack = stack_it->second;
-  if (inserted) {
-    samples_.push_back({&stack_it->first, values});
-  } else {  // not reached: the probe above found every known stack
-    SampleValues& sum = samples_[stack_it->second].values;
-    sum.count += values.count;
-    sum.weight += values.weight;
+  absl::StatusOr<uint32_t> labels = LabelSet(thread);
+  if (!labels.ok()) return labels.status();
+  // Outermost first: the user frames from the last, then the kernel's.
+  uint32_t node = kRoot;
+  for (auto it = user_frames.rbegin(); it != user_frames.rend(); ++it) {
+    absl::StatusOr<uint32_t> child = Child(node, *it, /*kernel=*/false);
+    if (!child.ok()) return child.status();
+    node = *child;
   }
+  for (auto it = kernel_frames.rbegin(); it != kernel_frames.rend(); ++it) {
+    absl::StatusOr<uint32_t> child = Child(node, *it, /*kernel=*/true);
+    if (!child.ok()) return child.status();
+    node = *child;
+  }
+  return AddToNode(*labels, node, values, stack);
+}
+
+absl::StatusOr<uint32_t> Profile::Child(uint32_t parent, const Frame& frame, bool kernel) {
+  const ChildKey key{parent, frame.module, kernel, frame.LookupAddress()};
+  if (auto it = child_index_.find(key); it != child_index_.end()) return it->second;
+  if (parent >= nodes_.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat("no stack node %u", parent));
+  }
+  if (absl::Status s = CheckFrame(frame, kernel); !s.ok()) return s;
+  if (nodes_.size() >= limits_.max_nodes) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("more than %u distinct stack prefixes", limits_.max_nodes));
+  }
+  int module = frame.module;
+  if (kernel && module == kNoModule) {
+    // Kernel addresses without a module go to one "[kernel.kallsyms]".
+    if (kernel_module_ == kNoModule && modules_.size() >= limits_.max_modules) {
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("more than %u modules", limits_.max_modules));
+    }
+    KernelModule(key.address, key.address);
+    module = kernel_module_;
+  }
+  const Location loc{key.address, module, kernel};
+  auto [loc_it, new_loc] = location_index_.try_emplace(loc, locations_.size());
+  if (new_loc) {
+    if (locations_.size() >= limits_.max_locations) {
+      location_index_.erase(loc_it);
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("more than %u locations", limits_.max_locations));
+    }
+    locations_.push_back(loc);
+  }
+  const uint32_t node = static_cast<uint32_t>(nodes_.size());
+  nodes_.push_back({parent, loc_it->second});
+  child_index_.emplace(key, node);
+  return node;
+}
+
+absl::StatusOr<uint32_t> Profile::LabelSet(const ThreadLabels& thread) {
+  if (auto it = label_set_index_.find(thread); it != label_set_index_.end()) {
+    return it->second;
+  }
+  if (label_sets_.size() >= limits_.max_label_sets) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "more than %u distinct pid/tid/comm labels", limits_.max_label_sets));
+  }
+  const uint32_t index = static_cast<uint32_t>(label_sets_.size());
+  label_sets_.push_back(thread);
+  label_set_index_.emplace(thread, index);
+  return index;
+}
+
+absl::Status Profile::AddToNode(uint32_t label_set, uint32_t node, const SampleValues& values,
+                                size_t* stack, uint64_t order) {
+  if (label_set >= label_sets_.size() || node >= nodes_.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("no label set %u or stack node %u", label_set, node));
+  }
+  if (absl::Status s = CheckValues(values); !s.ok()) return s;
+  const uint64_t key = (uint64_t{label_set} << 32) | node;
+  auto it = stack_index_.find(key);
+  if (it == stack_index_.end()) {
+    if (samples_.size() >= limits_.max_stacks) {
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("more than %u distinct stacks", limits_.max_stacks));
+    }
+    it = stack_index_.emplace(key, static_cast<uint32_t>(samples_.size())).first;
+    samples_.push_back({label_set, node, {0, 0}, order});
+  }
+  SampleValues& sum = samples_[it->second].values;
+  sum.count += values.count;
+  sum.weight += values.weight;
   totals_.count += values.count;
   totals_.weight += values.weight;
+  if (stack != nullptr) *stack = it->second;
   return absl::OkStatus();
+}
+
+void Profile::StackLocations(uint32_t node, std::vector<uint32_t>* out) const {
+  out->clear();
+  // Parents always come before their children in nodes_, so this ends.
+  while (node != kRoot && node < nodes_.size()) {
+    out->push_back(nodes_[node].location);
+    node = nodes_[node].parent;
+  }
 }
 
 absl::Status Profile::CheckValues(const SampleValues& values) const {

@@ -43,7 +43,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -133,6 +132,7 @@ struct ProfileLimits {
   size_t max_modules = size_t{1} << 16;
   size_t max_locations = size_t{1} << 22;
   size_t max_stacks = size_t{1} << 20;
+  size_t max_nodes = size_t{1} << 23;  // distinct stack prefixes
   size_t max_label_sets = size_t{1} << 16;
   size_t max_depth = 4096;  // user + kernel frames of one sample
 };
@@ -153,20 +153,22 @@ class Profile {
     }
   };
 
-  // A distinct (labels, stack) pair and the sum of its samples' values.
-  struct Stack {
-    uint32_t label_set = 0;           // index into label_sets()
-    std::vector<uint32_t> locations;  // indices into locations(), leaf first
-
-    bool operator==(const Stack&) const = default;
-    template <typename H>
-    friend H AbslHashValue(H h, const Stack& s) {
-      return H::combine(std::move(h), s.label_set, s.locations);
-    }
+  // The stack tree: a node per distinct stack prefix, from the outermost
+  // frame in (the root, node 0, is the empty stack). A stack is the path
+  // from its leaf node up to the root, so stacks that share their outer
+  // frames share nodes, and a stack is recognised one frame at a time.
+  struct Node {
+    uint32_t parent = 0;
+    uint32_t location = 0;  // index into locations(); unused for the root
   };
+  static constexpr uint32_t kRoot = 0;
+
+  // A distinct (labels, stack) pair and the sum of its samples' values.
   struct StackSample {
-    const Stack* stack;
+    uint32_t label_set = 0;  // index into label_sets()
+    uint32_t node = kRoot;   // the stack's innermost frame in nodes()
     SampleValues values;
+    uint64_t first = 0;      // AddToNode's `order` of its first sample
   };
 
   // `weight` names the second value (the first is always samples/count).
@@ -174,7 +176,7 @@ class Profile {
                    ProfileLimits limits = {});
   Profile(const Profile&) = delete;
   Profile& operator=(const Profile&) = delete;
-  Profile(Profile&&) = default;  // node_hash_map keeps its nodes in place
+  Profile(Profile&&) = default;
   Profile& operator=(Profile&&) = default;
 
   // Returns the index frames refer to this module by. Equal descriptions
@@ -198,10 +200,32 @@ class Profile {
   // sums would overflow.
   absl::Status AddToStack(size_t stack, const SampleValues& values);
 
+  // Building a stack one frame at a time, outermost first, for callers
+  // that know which part of a stack they saw before (prefixes of the last
+  // sample of a thread) and want to look up only the rest:
+  //   uint32_t node = Profile::kRoot;
+  //   for (each frame, outermost first) node = *profile.Child(node, f, kernel);
+  //   profile.AddToNode(*profile.LabelSet(thread), node, values);
+  // Kernel frames are the innermost (they go after the user frames).
+  // Errors as AddSample's, for the frame or labels given.
+  absl::StatusOr<uint32_t> Child(uint32_t parent, const Frame& frame, bool kernel);
+  absl::StatusOr<uint32_t> LabelSet(const ThreadLabels& thread);
+  // One sample of the stack ending at `node` (a node Child returned, or
+  // kRoot for an empty stack) with labels `label_set` (LabelSet's);
+  // `stack` as AddSample's. `order`: the caller's number for the sample,
+  // kept for the stack's first one (MergeProfiles orders by it).
+  absl::Status AddToNode(uint32_t label_set, uint32_t node, const SampleValues& values,
+                         size_t* stack = nullptr, uint64_t order = 0);
+  // The locations of the stack ending at `node`, innermost first.
+  void StackLocations(uint32_t node, std::vector<uint32_t>* out) const;
+
   const ValueType& weight_type() const { return weight_type_; }
   const std::vector<Module>& modules() const { return modules_; }
   const std::vector<Location>& locations() const { return locations_; }
   const std::vector<ThreadLabels>& label_sets() const { return label_sets_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  // The implicit "[kernel.kallsyms]" module's index, or kNoModule.
+  int kernel_module() const { return kernel_module_; }
   // In the order they were first seen.
   const std::vector<StackSample>& samples() const { return samples_; }
   // Sums over every sample added.
@@ -223,11 +247,40 @@ class Profile {
   SampleValues totals_{0, 0};
   int kernel_module_ = kNoModule;  // the implicit "[kernel.kallsyms]"
 
+  // A node's key among its parent's children: the frame's lookup address,
+  // the module it was given (kNoModule for an implicit kernel frame) and
+  // whether it is a kernel frame.
+  struct ChildKey {
+    uint32_t parent = 0;
+    int32_t module = kNoModule;
+    bool kernel = false;
+    uint64_t address = 0;
+
+    bool operator==(const ChildKey&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const ChildKey& k) {
+      return H::combine(std::move(h), k.parent, k.module, k.kernel, k.address);
+    }
+  };
+
+  std::vector<Node> nodes_{Node{}};  // nodes_[kRoot] is the root
+
   absl::flat_hash_map<Module, int> module_index_;
   absl::flat_hash_map<Location, uint32_t> location_index_;
   absl::flat_hash_map<ThreadLabels, uint32_t> label_set_index_;
-  absl::node_hash_map<Stack, uint32_t> stack_index_;  // -> samples_ index
+  absl::flat_hash_map<ChildKey, uint32_t> child_index_;  // -> nodes_ index
+  // (label set << 32 | node) -> samples_ index
+  absl::flat_hash_map<uint64_t, uint32_t> stack_index_;
 };
+
+// Adds the samples of `parts` (profiles of different samples, numbered
+// across all of them by AddToNode's `order`) to `out`, stacks in the order
+// of their first samples, each part's modules, locations and labels
+// translated into `out`'s: the profile one Profile fed every sample in
+// that order would be, down to the order of its tables. What several
+// threads aggregate side by side is merged this way. Errors: `out`'s
+// limits; `out` then holds part of the samples.
+absl::Status MergeProfiles(absl::Span<const Profile* const> parts, Profile& out);
 
 }  // namespace unwindd::profile
 

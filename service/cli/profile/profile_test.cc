@@ -1,5 +1,7 @@
 #include "service/cli/profile/profile.h"
 
+#include <random>
+
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -32,7 +34,9 @@ Module Libc() {
 
 std::vector<Location> StackLocations(const Profile& p, size_t i) {
   std::vector<Location> out;
-  for (uint32_t l : p.samples()[i].stack->locations) {
+  std::vector<uint32_t> stack;
+  p.StackLocations(p.samples()[i].node, &stack);
+  for (uint32_t l : stack) {
     out.push_back(p.locations()[l]);
   }
   return out;
@@ -93,7 +97,7 @@ TEST(ProfileTest, IdenticalStacksMerge) {
   EXPECT_EQ(p.samples()[1].values.weight, 500);
   EXPECT_EQ(p.samples()[2].values.count, 1);
   EXPECT_EQ(p.label_sets().size(), 2u);
-  EXPECT_EQ(p.label_sets()[p.samples()[1].stack->label_set], t2);
+  EXPECT_EQ(p.label_sets()[p.samples()[1].label_set], t2);
   EXPECT_EQ(p.locations().size(), 3u);
   EXPECT_EQ(p.totals().count, 6);
   EXPECT_EQ(p.totals().weight, 3507);
@@ -282,8 +286,79 @@ TEST(ProfileTest, EmptyStackIsASample) {
   Profile p;
   ASSERT_TRUE(p.AddSample({.pid = 3}, {}, {}, {.count = 4}).ok());
   ASSERT_EQ(p.samples().size(), 1u);
-  EXPECT_TRUE(p.samples()[0].stack->locations.empty());
+  EXPECT_EQ(p.samples()[0].node, Profile::kRoot);
   EXPECT_EQ(p.samples()[0].values.count, 4);
+}
+
+// Samples split between two profiles, as the pipeline's workers split them,
+// and merged: the profile one Profile fed every sample in order makes,
+// down to the order of its tables (modules, locations, stacks, labels), so
+// that the output does not depend on which worker had which batch.
+TEST(ProfileTest, MergedPartsEqualOneProfileFedInOrder) {
+  std::mt19937 rng(7);
+  const uint64_t kernel_base = 0xffffffff81000000;
+  struct In {
+    ThreadLabels labels;
+    std::vector<Frame> user, kernel;
+    SampleValues values;
+  };
+  std::vector<In> samples;
+  for (int i = 0; i < 400; ++i) {
+    In in;
+    in.labels = {.pid = 1, .tid = 1 + static_cast<int>(rng() % 3), .comm = rng() % 5 ? "a" : "b"};
+    // Shared outer frames, a varying middle, a varying leaf.
+    in.user.push_back({0x1100 + (rng() % 7) * 16, false, 0});
+    for (int d = static_cast<int>(rng() % 6); d > 0; --d) in.user.push_back({0x1800, true, 0});
+    in.user.push_back({0x7f0000007100 + (rng() % 3) * 8, true, 1});
+    in.user.push_back({0x1010, true, 0});
+    if (rng() % 4 == 0) in.kernel.push_back({kernel_base + (rng() % 5) * 0x100, false, kNoModule});
+    in.values = {1, static_cast<int64_t>(10 + rng() % 5)};
+    samples.push_back(in);
+  }
+  auto with_modules = [](Profile& p) {
+    EXPECT_EQ(*p.AddModule(Exe()), 0);
+    EXPECT_EQ(*p.AddModule(Libc()), 1);
+  };
+  Profile whole;
+  with_modules(whole);
+  Profile parts[2];
+  for (Profile& p : parts) with_modules(p);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const In& in = samples[i];
+    ASSERT_TRUE(whole.AddSample(in.labels, in.user, in.kernel, in.values).ok());
+    // A part gets runs of samples, as a worker gets batches, and builds
+    // their stacks frame by frame, outermost first, as the sinks do.
+    Profile& part = parts[(i / 16 + i % 3 / 2) % 2];
+    uint32_t node = Profile::kRoot;
+    for (auto it = in.user.rbegin(); it != in.user.rend(); ++it) {
+      node = *part.Child(node, *it, false);
+    }
+    for (auto it = in.kernel.rbegin(); it != in.kernel.rend(); ++it) {
+      node = *part.Child(node, *it, true);
+    }
+    ASSERT_TRUE(part.AddToNode(*part.LabelSet(in.labels), node, in.values, nullptr, i).ok());
+  }
+  Profile merged;
+  const Profile* list[] = {&parts[0], &parts[1]};
+  ASSERT_TRUE(MergeProfiles(list, merged).ok());
+  EXPECT_EQ(merged.modules(), whole.modules());
+  ASSERT_EQ(merged.locations().size(), whole.locations().size());
+  for (size_t i = 0; i < whole.locations().size(); ++i) {
+    EXPECT_EQ(merged.locations()[i], whole.locations()[i]) << i;
+  }
+  EXPECT_EQ(merged.label_sets(), whole.label_sets());
+  ASSERT_EQ(merged.samples().size(), whole.samples().size());
+  std::vector<uint32_t> a, b;
+  for (size_t i = 0; i < whole.samples().size(); ++i) {
+    EXPECT_EQ(merged.samples()[i].label_set, whole.samples()[i].label_set) << i;
+    EXPECT_EQ(merged.samples()[i].values.count, whole.samples()[i].values.count) << i;
+    EXPECT_EQ(merged.samples()[i].values.weight, whole.samples()[i].values.weight) << i;
+    merged.StackLocations(merged.samples()[i].node, &a);
+    whole.StackLocations(whole.samples()[i].node, &b);
+    EXPECT_EQ(a, b) << i;
+  }
+  EXPECT_EQ(merged.totals().count, whole.totals().count);
+  EXPECT_EQ(merged.totals().weight, whole.totals().weight);
 }
 
 }  // namespace
