@@ -207,7 +207,8 @@ absl::Status Module::Init(Elf* elf, std::string name) {
     GElf_Phdr ph;
     if (gelf_getphdr(elf, static_cast<int>(i), &ph) == nullptr) continue;
     if (ph.p_type == PT_LOAD) {
-      loads_.push_back({ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz});
+      loads_.push_back({ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz,
+                        (ph.p_flags & PF_X) != 0});
     } else if (ph.p_type == PT_NOTE && build_id_.empty()) {
       build_id_ = FindBuildIdInNotes(elf, ph.p_offset, ph.p_filesz, ph.p_align);
     } else if (ph.p_type == PT_GNU_EH_FRAME) {
@@ -270,6 +271,10 @@ absl::Status Module::LoadSections() {
                : sn == ".got"          ? &got
                                        : nullptr;
     if (f != nullptr && f->scn == nullptr) *f = {shdr, scn};
+    if ((shdr.sh_flags & SHF_EXECINSTR) && (shdr.sh_flags & SHF_ALLOC) &&
+        code_sections_.size() < kMaxCodeSections) {
+      code_sections_.push_back({shdr.sh_addr, shdr.sh_size});
+    }
     if (shdr.sh_type == SHT_NOTE && build_id_.empty()) {
       build_id_ = FindBuildIdInNotes(elf_, shdr.sh_offset, shdr.sh_size,
                                      shdr.sh_addralign);
@@ -533,9 +538,13 @@ std::optional<std::pair<uint64_t, uint64_t>> Module::FunctionBoundsLocked(
 }
 
 // The frame-pointer chain answers where the function's code shows it keeps
-// one at pc; in a module with no unwind information at all (hand-written
-// assembly, stripped tables) there is nothing to check against, and nothing
-// else to use.
+// one at pc. Code that no unwind information describes at all (a module
+// without tables: hand-written assembly, stripped ones; or a gap in them:
+// a runtime's code built into the binary, such as V8's embedded builtins,
+// crt's register_tm_clones) gives nothing to check against and nothing else
+// to use: the chain is followed there, under the stack checks of
+// fp/frame_pointer.h. That is wrong where such code keeps no frame (a leaf:
+// its caller is skipped), as it is for eu-stack's and gdb's fallbacks.
 absl::StatusOr<ModuleRow> Module::FindFramePointerRow(arch::FrameAddress at) {
   const ModuleRow fp_row{fp::FramePointerRow(arch_), Source::kFramePointer,
                          Method::kFramePointer};
@@ -543,8 +552,9 @@ absl::StatusOr<ModuleRow> Module::FindFramePointerRow(arch::FrameAddress at) {
   if (!eh_frame_ && !debug_frame_ && !sframe_) return fp_row;
   std::optional<std::pair<uint64_t, uint64_t>> bounds = FunctionBoundsLocked(pc);
   if (!bounds.has_value()) {
-    return absl::NotFoundError(absl::StrFormat(
-        "%s: no function bounds for 0x%x to check a frame pointer", name_, pc));
+    if (InCode(pc)) return fp_row;
+    return absl::NotFoundError(absl::StrFormat("%s: 0x%x is in no function and no code",
+                                               name_, pc));
   }
   absl::Span<const uint8_t> code = BytesAtVaddr(bounds->first);
   code = code.subspan(0, std::min<uint64_t>(code.size(),
@@ -590,6 +600,21 @@ absl::StatusOr<ModuleRow> Module::FindRowUncached(arch::FrameAddress at,
                       at.LookupAddress(), policy.ToString()));
 }
 
+bool Module::InCode(uint64_t vaddr) const {
+  // The code sections when the file names them (an executable segment
+  // also holds the ELF headers and read-only data), else the PF_X segments.
+  if (!code_sections_.empty()) {
+    for (const auto& [addr, size] : code_sections_) {
+      if (vaddr >= addr && vaddr - addr < size) return true;
+    }
+    return false;
+  }
+  for (const Segment& seg : loads_) {
+    if (seg.exec && vaddr >= seg.vaddr && vaddr - seg.vaddr < seg.memsz) return true;
+  }
+  return false;
+}
+
 uint64_t Module::LowestLoadVaddr() const {
   uint64_t lowest = UINT64_MAX;
   for (const Segment& seg : loads_) lowest = std::min(lowest, seg.vaddr);
@@ -599,6 +624,9 @@ uint64_t Module::LowestLoadVaddr() const {
 void Module::set_debug_info_loader(DebugInfoLoader loader) {
   std::lock_guard<std::mutex> lock(mu_);
   debug_loader_ = std::move(loader);
+  // Rows chosen without it (the frame-pointer rule for code the file has no
+  // CFI for) may come from the debug information now.
+  ClearRowsLocked();
 }
 
 bool Module::WantsDebugInfoLocked(const absl::StatusOr<ModuleRow>& row,

@@ -163,7 +163,11 @@ class Module {
  private:
   struct Segment {
     uint64_t vaddr, memsz, offset, filesz;
+    bool exec = false;  // PF_X
   };
+  // The executable sections' (address, size): what InCode checks.
+  static constexpr size_t kMaxCodeSections = 256;
+  std::vector<std::pair<uint64_t, uint64_t>> code_sections_;
 
   // What fstat said of the file when it was opened (0 for images).
   struct FileStamp {
@@ -183,6 +187,9 @@ class Module {
   absl::Status Init(Elf* elf, std::string name);
   absl::Status LoadSections();
   absl::Span<const uint8_t> BytesAtVaddr(uint64_t vaddr) const;
+  // Whether `vaddr` (file address) is in the module's code: an
+  // SHF_EXECINSTR section, or without section headers a PF_X PT_LOAD.
+  bool InCode(uint64_t vaddr) const;
   void LoadSframe(absl::Span<const uint8_t> bytes, uint64_t vaddr);
   absl::StatusOr<ModuleRow> FindRowUncached(arch::FrameAddress at,
                                             const SourcePolicy& policy);

@@ -168,6 +168,42 @@ TEST(ModuleTest, NoRowOutsideCode) {
   EXPECT_TRUE(absl::IsNotFound((*m)->FindRow(Ip(0x10)).status()));
 }
 
+// A PC in the module's code that no FDE covers (crti's _init: .init has no
+// CFI): with "fp" in the policy, the frame-pointer rule (its stack checks
+// decide, fp/frame_pointer.h); without it, no row. Outside every
+// executable segment, none either way.
+TEST(ModuleTest, FramePointerForCodeNoTableDescribes) {
+  const std::string exe = SelfExe();
+  absl::StatusOr<std::shared_ptr<Module>> m = Module::OpenFile(exe);
+  ASSERT_TRUE(m.ok()) << m.status();
+  // .init's address, from the section headers.
+  elf_version(EV_CURRENT);
+  int fd = open(exe.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  ASSERT_NE(elf, nullptr);
+  size_t shstrndx = 0;
+  ASSERT_EQ(elf_getshdrstrndx(elf, &shstrndx), 0);
+  uint64_t init = 0;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr sh;
+    if (gelf_getshdr(scn, &sh) == nullptr) continue;
+    const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
+    if (name != nullptr && std::strcmp(name, ".init") == 0) init = sh.sh_addr;
+  }
+  elf_end(elf);
+  close(fd);
+  ASSERT_NE(init, 0u);
+  absl::StatusOr<ModuleRow> with_fp =
+      (*m)->FindRow(Ip(init + 4), *SourcePolicy::Parse("eh_frame,debug_frame,fp"));
+  ASSERT_TRUE(with_fp.ok()) << with_fp.status();
+  EXPECT_EQ(with_fp->method, Method::kFramePointer);
+  EXPECT_TRUE(absl::IsNotFound(
+      (*m)->FindRow(Ip(init + 4), *SourcePolicy::Parse("eh_frame,debug_frame")).status()));
+  EXPECT_TRUE(absl::IsNotFound(
+      (*m)->FindRow(Ip(0x10), *SourcePolicy::Parse("eh_frame,fp")).status()));
+}
+
 TEST(ModuleTest, Errors) {
   EXPECT_TRUE(absl::IsNotFound(Module::OpenFile("/nonexistent/lib.so").status()));
   EXPECT_FALSE(Module::OpenFile("/proc/self").ok());
