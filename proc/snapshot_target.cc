@@ -186,6 +186,10 @@ class SnapshotTargetImpl final : public SnapshotTarget {
     const SnapshotMapping* sm = Find(m);
     return sm == nullptr ? "" : sm->build_id;
   }
+  std::shared_ptr<const CodeImage> CodeImageFor(const Mapping& m) const override {
+    const SnapshotMapping* sm = Find(m);
+    return sm == nullptr ? nullptr : sm->code_image;
+  }
 
  private:
   const SnapshotMapping* Find(const Mapping& m) const {

@@ -101,6 +101,9 @@ struct SnapshotMapping {
   // The build-id the sample gave for the mapped file (lowercase hex), if
   // any: the unwinder will not use a file with another one.
   std::string build_id;
+  // What describes the mapping's code when no file does (JIT code:
+  // Target::CodeImageFor), or null.
+  std::shared_ptr<const CodeImage> code_image;
 };
 
 struct Snapshot {

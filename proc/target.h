@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,14 @@
 #include "proc/signal_info.h"
 
 namespace unwindd::proc {
+
+// Generated code as a module: an ELF image laid out so that the mapping it
+// describes maps its code (proc/jit/genelf.h), and the runtime's name for
+// the code.
+struct CodeImage {
+  std::shared_ptr<const std::vector<uint8_t>> elf;
+  std::string name;
+};
 
 class Target {
  public:
@@ -57,6 +66,13 @@ class Target {
   // file mapped by `m` (a core's dumped ELF headers); "" when unknown. The
   // unwinder does not use a file whose build-id differs (module_mismatch).
   virtual std::string RecordedBuildId(const Mapping& m) const { return ""; }
+  // What describes the code mapped by `m` where no file does: generated
+  // code a runtime announced (a jitdump's, the GDB JIT interface's). The
+  // unwinder opens its ELF image as the mapping's module. Null for other
+  // mappings.
+  virtual std::shared_ptr<const CodeImage> CodeImageFor(const Mapping& m) const {
+    return nullptr;
+  }
 };
 
 // A Target that answers everything by asking `inner`: the base of targets
@@ -83,6 +99,9 @@ class ForwardingTarget : public Target {
   }
   std::string RecordedBuildId(const Mapping& m) const override {
     return inner_.RecordedBuildId(m);
+  }
+  std::shared_ptr<const CodeImage> CodeImageFor(const Mapping& m) const override {
+    return inner_.CodeImageFor(m);
   }
 
  private:

@@ -49,6 +49,17 @@ AddressSpace::AddressSpace(proc::Target& target, ModuleCache& cache,
           arch::CodeAddressMask(target.arch(), target.pac_mask())) {
   for (const proc::Mapping& m : target.mappings()) {
     bool vdso = m.path == "[vdso]";
+    if (std::shared_ptr<const proc::CodeImage> code = target.CodeImageFor(m)) {
+      // Generated code with an image of its own: one module per mapping.
+      MappedModule mm;
+      mm.path = m.path;
+      mm.start = m.start;
+      mm.end = m.end;
+      mm.mappings.push_back(m);
+      mm.code_name = code->name;
+      modules_.push_back(std::move(mm));
+      continue;
+    }
     if (!m.IsFileBacked() && !vdso && !NamedWithoutInode(m)) continue;
     // A file is mapped as consecutive segments (r--, r-x, r--, rw-); a
     // different file or a gap of anonymous memory (.bss) in between keeps
@@ -84,7 +95,10 @@ void AddressSpace::Open(MappedModule& mm) {
   mm.opened = true;
   const proc::Mapping& first = mm.mappings.front();
   absl::StatusOr<std::shared_ptr<Module>> module;
-  if (mm.path == "[vdso]") {
+  if (std::shared_ptr<const proc::CodeImage> code = target_.CodeImageFor(first)) {
+    module = code->elf != nullptr ? cache_.GetImage(*code->elf, mm.path)
+                                  : absl::NotFoundError("generated code without an image");
+  } else if (mm.path == "[vdso]") {
     uint64_t size = first.end - first.start;
     if (size > kMaxVdsoSize) {
       mm.open_status = absl::DataLossError("[vdso] mapping is implausibly large");
@@ -104,7 +118,9 @@ void AddressSpace::Open(MappedModule& mm) {
     mm.open_status = module.status();
     // The mapping of file offset 0 starts with the ELF header.
     const proc::Mapping& lowest = LowestOffset(mm);
-    if (mm.path != "[vdso]" && lowest.offset == 0) OpenFromMemory(mm, lowest.start);
+    if (mm.path != "[vdso]" && lowest.offset == 0 && target_.CodeImageFor(first) == nullptr) {
+      OpenFromMemory(mm, lowest.start);
+    }
     return;
   }
   // Any mapping of the file gives the bias; the one at the lowest offset is

@@ -58,6 +58,8 @@ struct MappedModule {
   bool downloaded = false;
   // Time spent finding the file (all locators tried).
   absl::Duration locate_time;
+  // Generated code (Target::CodeImageFor): the runtime's name for it.
+  std::string code_name;
 };
 
 class AddressSpace {

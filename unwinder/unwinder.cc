@@ -417,6 +417,7 @@ ModuleInfo DescribeModule(const MappedModule& mm) {
   ModuleInfo info{mm.path, mm.module ? mm.module->build_id() : mm.recorded_build_id,
                   mm.start, mm.end, mm.load_bias};
   info.bias_known = mm.bias_known;
+  info.jit_name = mm.code_name;
   // A snapshot's files are opened by whoever checked them and named through
   // /proc/self/fd (proc/snapshot_target.h): the mapping's own file, so
   // there is nothing other than `path` to report.

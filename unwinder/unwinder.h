@@ -103,6 +103,9 @@ struct ModuleInfo {
   std::string debug_kind;
   std::string debug_origin;
   bool debug_fetched = false;
+  // Generated code a runtime announced (a jitdump's, the GDB JIT
+  // interface's): the runtime's name for it; "" for files.
+  std::string jit_name;
 };
 
 struct ProcessStacks {

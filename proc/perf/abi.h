@@ -48,6 +48,7 @@ inline constexpr int kAttrOffFlags = 40;
 inline constexpr int kAttrOffBranchSampleType = 72;  // VER2
 inline constexpr int kAttrOffSampleRegsUser = 80;    // VER3
 inline constexpr int kAttrOffSampleStackUser = 88;   // VER3 (u32)
+inline constexpr int kAttrOffClockid = 92;           // VER3 (s32)
 inline constexpr int kAttrOffSampleRegsIntr = 96;    // VER4
 
 // Bits of the flags word (the bitfield after read_format).
@@ -55,6 +56,7 @@ inline constexpr uint64_t kAttrFlagFreq = 1ULL << 10;
 inline constexpr uint64_t kAttrFlagSampleIdAll = 1ULL << 18;
 inline constexpr uint64_t kAttrFlagMmap2 = 1ULL << 23;
 inline constexpr uint64_t kAttrFlagCommExec = 1ULL << 24;
+inline constexpr uint64_t kAttrFlagUseClockid = 1ULL << 25;
 inline constexpr uint64_t kAttrFlagBuildId = 1ULL << 34;
 
 // enum perf_type_id

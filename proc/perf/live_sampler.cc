@@ -148,6 +148,10 @@ absl::StatusOr<std::unique_ptr<LiveSampler>> LiveSampler::Start(
   attr.task = 1;
   attr.sample_id_all = 1;
   attr.exclude_hv = 1;
+  // CLOCK_MONOTONIC (perf record -k 1): the clock of the jitdumps runtimes
+  // write, so that each sample sees the JIT code loaded by its time.
+  attr.use_clockid = 1;
+  attr.clockid = CLOCK_MONOTONIC;
   s->attr_bytes_.resize(sizeof(attr));
   std::memcpy(s->attr_bytes_.data(), &attr, sizeof(attr));
   EventAttr parsed;

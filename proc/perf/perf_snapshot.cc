@@ -252,7 +252,9 @@ std::vector<SnapshotMapping> PerfSnapshotter::Build(const ProcessTable& table) {
     pm.inode = m.ino;
     pm.path = m.path();
     const std::string& path = m.path();
-    if (path == "[vdso]") {
+    if (m.code_image != nullptr) {
+      sm.code_image = m.code_image;  // generated code: its own image
+    } else if (path == "[vdso]") {
       sm.build_id = RecordedBuildId(m);
       sm.image = Vdso(sm.build_id);
     } else if (IsFilePath(path)) {

@@ -73,10 +73,41 @@ void ProcessMaps::Mmap(const MmapEvent& m, uint64_t time) {
         m.pid, m.start, m.len));
     return;
   }
-  ProcessTable* t = Get(m.pid);
+  PerfMapping n;
+  n.start = m.start;
+  n.end = m.start + m.len;
+  n.pgoff = m.pgoff;
+  n.maj = m.maj;
+  n.min = m.min;
+  n.ino = m.ino;
+  n.ino_generation = m.ino_generation;
+  n.prot = m.prot;
+  n.flags = m.flags;
+  n.filename = std::make_shared<const std::string>(m.filename);
+  if (!m.build_id.empty()) n.build_id = HexString(m.build_id.span());
+  n.time = time;
+  Insert(m.pid, std::move(n));
+}
+
+void ProcessMaps::AddCode(uint32_t pid, const Mapping& m, std::shared_ptr<const CodeImage> code,
+                          uint64_t time) {
+  if (m.end <= m.start) return;
+  PerfMapping n;
+  n.start = m.start;
+  n.end = m.end;
+  n.pgoff = m.offset;
+  n.prot = kProtRead | kProtExec;
+  n.filename = std::make_shared<const std::string>(m.path);
+  n.time = time;
+  n.code_image = std::move(code);
+  Insert(pid, std::move(n));
+}
+
+void ProcessMaps::Insert(uint32_t pid, PerfMapping n) {
+  ProcessTable* t = Get(pid);
   if (t == nullptr) return;
-  const uint64_t start = m.start;
-  const uint64_t end = m.start + m.len;
+  const uint64_t start = n.start;
+  const uint64_t end = n.end;
   // Unmap what the new mapping covers, keeping the parts of older
   // mappings on either side (mm/mmap.c: a MAP_FIXED mapping replaces the
   // pages it covers; perf's maps__fixup_overlappings does the same).
@@ -104,24 +135,11 @@ void ProcessMaps::Mmap(const MmapEvent& m, uint64_t time) {
   }
   if (t->mappings.size() >= max_mappings_) {
     warnings_.Add(absl::StrFormat(
-        "pid %d: more than %d mappings; the one at 0x%x is not tracked", m.pid,
+        "pid %d: more than %d mappings; the one at 0x%x is not tracked", pid,
         max_mappings_, start));
     Changed(*t);
     return;
   }
-  PerfMapping n;
-  n.start = start;
-  n.end = end;
-  n.pgoff = m.pgoff;
-  n.maj = m.maj;
-  n.min = m.min;
-  n.ino = m.ino;
-  n.ino_generation = m.ino_generation;
-  n.prot = m.prot;
-  n.flags = m.flags;
-  n.filename = std::make_shared<const std::string>(m.filename);
-  if (!m.build_id.empty()) n.build_id = HexString(m.build_id.span());
-  n.time = time;
   t->mappings.emplace(start, std::move(n));
   Changed(*t);
 }

@@ -26,7 +26,9 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "proc/maps.h"
 #include "proc/perf/perf_data.h"
+#include "proc/target.h"
 #include "proc/perf/warnings.h"
 
 namespace unwindd::proc::perf {
@@ -55,6 +57,8 @@ struct PerfMapping {
   std::shared_ptr<const std::string> filename;  // shared by split parts
   std::string build_id;  // lowercase hex from MMAP2's build-id form; "" if none
   uint64_t time = 0;     // when it was mapped
+  // Generated code a runtime announced (a jitdump's): what describes it.
+  std::shared_ptr<const CodeImage> code_image;
 
   const std::string& path() const {
     static const std::string kEmpty;
@@ -91,12 +95,18 @@ class ProcessMaps {
 
   // The pieces of Apply, for tests and for callers without Events.
   void Mmap(const MmapEvent& m, uint64_t time);
+  // Code a runtime generated (proc/jit), mapped at `m` in `pid` at `time`
+  // over what was there, as perf inject --jit's MMAP2 records map it.
+  void AddCode(uint32_t pid, const Mapping& m, std::shared_ptr<const CodeImage> code,
+               uint64_t time);
   void Fork(const TaskEvent& t);
   void Exit(const TaskEvent& t);
   void Comm(const CommEvent& c);
 
  private:
   ProcessTable* Get(uint32_t pid);      // creates it (may evict); null if full
+  // Maps `n` in `pid` over what it covers (Mmap, AddCode).
+  void Insert(uint32_t pid, PerfMapping n);
   void Changed(ProcessTable& t) { t.generation = ++generation_; }
 
   const size_t max_mappings_;

@@ -99,6 +99,9 @@ absl::Status ParseEventAttr(absl::Span<const uint8_t> bytes, EventAttr& out) {
   if (has(kAttrOffSampleStackUser, 4)) {
     out.sample_stack_user = Load32(p + kAttrOffSampleStackUser);
   }
+  if (has(kAttrOffClockid, 4)) {
+    out.clockid = static_cast<int32_t>(Load32(p + kAttrOffClockid));
+  }
   if (has(kAttrOffSampleRegsIntr, 8)) out.sample_regs_intr = Load64(p + kAttrOffSampleRegsIntr);
   out.name = DefaultEventName(out.type, out.config);
   return absl::OkStatus();

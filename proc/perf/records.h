@@ -49,12 +49,16 @@ struct EventAttr {
   uint64_t branch_sample_type = 0;
   uint64_t sample_regs_user = 0;
   uint32_t sample_stack_user = 0;
+  int32_t clockid = 0;  // with use_clockid: the clock of every timestamp
   uint64_t sample_regs_intr = 0;
   std::vector<uint64_t> ids;
   std::string name;  // EVENT_DESC / EVENT_UPDATE, else from type+config
 
   bool sample_id_all() const { return flags & kAttrFlagSampleIdAll; }
   bool freq() const { return flags & kAttrFlagFreq; }
+  // Timestamps are CLOCK_MONOTONIC's (perf record -k mono, or -k 1): what
+  // jitdump files use too.
+  bool monotonic_clock() const { return (flags & kAttrFlagUseClockid) && clockid == 1; }
 };
 
 // Decodes the first `bytes.size()` bytes of a perf_event_attr (smaller

@@ -6,6 +6,7 @@
 
 #include "absl/strings/string_view.h"
 #include "service/cli/binaries.h"
+#include "service/cli/jit_code.h"
 #include "unwinder/module_cache.h"
 #include "unwinder/unwinder.h"
 
@@ -44,8 +45,9 @@ int RunCore(const Command& cmd, const std::atomic<bool>* cancel) {
   unwind_options.sources = cmd.sources;
   unwind_options.cancel = cancel;
   unwind_options.locate = &(*binaries)->locate_options();
+  std::unique_ptr<proc::Target> jit = WithAnnouncedCode(**target, &summary.warnings);
   unwinder::ProcessStacks stacks =
-      unwinder::UnwindTarget(**target, cache, unwind_options);
+      unwinder::UnwindTarget(jit ? *jit : **target, cache, unwind_options);
   // Files the core's own lookup missed may have been found since (build-id
   // directories, debuginfod).
   NoteFilesFoundWhileUnwinding(stacks, summary);

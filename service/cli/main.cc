@@ -16,6 +16,7 @@
 #include "service/cli/binaries.h"
 #include "service/cli/core_command.h"
 #include "service/cli/demo.h"
+#include "service/cli/jit_code.h"
 #include "service/cli/output.h"
 #include "service/cli/perf/perf_command.h"
 #include "service/cli/perf/profile_command.h"
@@ -32,6 +33,10 @@ std::atomic<bool> g_interrupted{false};
 // SIGINT/SIGTERM stop the walk between frames; the stack then unwinds
 // normally so every ptrace attachment is detached by its RAII owner.
 void OnSignal(int) { g_interrupted.store(true); }
+
+void Warn(absl::string_view msg) {
+  std::fprintf(stderr, "unwind: warning: %.*s\n", static_cast<int>(msg.size()), msg.data());
+}
 
 int Fail(absl::string_view msg) {
   std::fprintf(stderr, "unwind: %.*s\n", static_cast<int>(msg.size()), msg.data());
@@ -89,7 +94,11 @@ int Run(const unwindd::service::Command& cmd) {
     options.sources = cmd.sources;
     options.cancel = &g_interrupted;
     options.locate = &(*binaries)->locate_options();
-    stacks = unwindd::unwinder::UnwindTarget(**target, cache, options);
+    std::vector<std::string> warnings;
+    std::unique_ptr<unwindd::proc::Target> jit =
+        unwindd::service::WithAnnouncedCode(**target, &warnings);
+    for (const std::string& w : warnings) Warn(w);
+    stacks = unwindd::unwinder::UnwindTarget(jit ? *jit : **target, cache, options);
   }  // detached here
   if (g_interrupted.load()) return Fail("interrupted");
   unwindd::service::FrameSymbols symbols;

@@ -104,6 +104,7 @@ void AppendFrameJson(const unwinder::Frame& f, const unwinder::ModuleInfo* m,
       absl::StrAppend(out, ", \"module_error\": ", JsonString(m->error));
     }
     if (m->from_memory) *out += ", \"from_memory\": true";
+    if (!m->jit_name.empty()) absl::StrAppend(out, ", \"jit_name\": ", JsonString(m->jit_name));
     if (m->fetched) *out += ", \"fetched\": true";
     if (!m->debug_kind.empty()) {
       absl::StrAppend(out, ", \"debug_file\": ",
@@ -220,6 +221,11 @@ std::string FormatText(const unwinder::ProcessStacks& stacks,
           *p++ = 'x';
           p = WriteHex(p, f.rel_pc, 1);
           out.append(line, p - line);
+        }
+        if (!m.jit_name.empty() && SymbolOf(symbols, t, i).empty()) {
+          // Generated code: the runtime's name for it.
+          out += ' ';
+          out += m.jit_name;
         }
         if (m.mismatch) {
           note = " (build-id mismatch)";

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "memory/scoped_fd.h"
+#include "proc/jit/perf_map.h"
 #include "proc/perf/perf_data.h"
 #include "proc/perf/perf_snapshot.h"
 #include "service/cli/perf/output_file.h"
@@ -56,7 +57,13 @@ int RunPerf(const Command& cmd, const std::atomic<bool>* cancel) {
   // script does for pipe recordings (perf_snapshot.h).
   snapshot_options.use_own_vdso = true;
 
-  std::unique_ptr<SampleSink> sink = MakeSink(SinkFormatOf(cmd.format), out->file());
+  // perf's /tmp/perf-PID.map files, read where perf script reads them (in
+  // --sysroot when given).
+  proc::jit::PerfMaps perf_maps([sysroot = cmd.sysroot](pid_t pid) {
+    return sysroot + proc::jit::PerfMapPath(pid);
+  });
+  std::unique_ptr<SampleSink> sink =
+      MakeSink(SinkFormatOf(cmd.format), out->file(), &perf_maps);
   PipelineOptions options;
   options.jobs = cmd.jobs > 0 ? cmd.jobs
                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -74,6 +81,7 @@ int RunPerf(const Command& cmd, const std::atomic<bool>* cancel) {
   absl::Status read = (*reader)->Read(handler);
   pipeline.Finish();
   for (const std::string& w : (*reader)->warnings().kept()) Warn(absl::StrCat("warning: ", w));
+  for (const std::string& w : handler.jit_warnings()) Warn(absl::StrCat("warning: ", w));
   for (const proc::perf::FileReport& f : handler.snapshots().files()) {
     if (!f.error.empty()) Warn(absl::StrCat("warning: ", f.recorded_path, ": ", f.error));
   }

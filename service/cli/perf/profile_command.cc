@@ -1,5 +1,7 @@
 #include "service/cli/perf/profile_command.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -7,6 +9,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "proc/jit/perf_map.h"
 #include "proc/perf/live_sampler.h"
 #include "service/cli/perf/output_file.h"
 #include "service/cli/perf/sample_pipeline.h"
@@ -35,7 +38,14 @@ int RunProfile(const Command& cmd, const std::atomic<bool>* interrupted) {
   if (!out.ok()) return Fail(out.status().message());
 
   const absl::Time start = absl::Now();
-  std::unique_ptr<SampleSink> sink = MakeSink(SinkFormatOf(cmd.format), out->file());
+  // The process's /tmp/perf-PID.map, seen from here (it may run in a
+  // container), or ours once it has gone.
+  proc::jit::PerfMaps perf_maps([](pid_t pid) {
+    const std::string live = proc::jit::LivePerfMapPath(pid);
+    return access(live.c_str(), R_OK) == 0 ? live : proc::jit::PerfMapPath(pid);
+  });
+  std::unique_ptr<SampleSink> sink =
+      MakeSink(SinkFormatOf(cmd.format), out->file(), &perf_maps);
   PipelineOptions options;
   options.jobs = cmd.jobs > 0 ? cmd.jobs
                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -54,8 +64,14 @@ int RunProfile(const Command& cmd, const std::atomic<bool>* interrupted) {
       cmd.duration_s > 0 ? start + absl::Seconds(cmd.duration_s) : absl::InfiniteFuture();
   absl::Status read;
   bool exited = false;
+  absl::Time jit_read = start;
   while (read.ok() && !interrupted->load() && absl::Now() < deadline) {
     read = (*sampler)->Poll(reader, std::min(kPollInterval, deadline - absl::Now()));
+    // The runtime keeps writing its jitdump: what it added, once a second.
+    if (const absl::Time now = absl::Now(); now - jit_read >= absl::Seconds(1)) {
+      reader.RefreshJitDumps();
+      jit_read = now;
+    }
     if (!(*sampler)->ProcessAlive()) {
       exited = true;
       break;

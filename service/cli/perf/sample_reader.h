@@ -13,10 +13,13 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "proc/jit/jit_code.h"
 #include "proc/perf/perf_data.h"
 #include "proc/perf/perf_snapshot.h"
 #include "proc/perf/process_maps.h"
@@ -52,8 +55,31 @@ class SampleReader : public proc::perf::EventHandler {
   uint64_t first_time_ns() const { return first_time_; }
   uint64_t last_time_ns() const { return last_time_; }
   const proc::perf::PerfSnapshotter& snapshots() const { return snapshots_; }
+  // What could not be used of the JIT dumps, and why.
+  const std::vector<std::string>& jit_warnings() const { return jit_warnings_; }
+  // Reads what the JIT dumps the processes map have gained since (a live
+  // process's runtime keeps writing): `unwind profile` calls it now and
+  // then.
+  void RefreshJitDumps();
 
  private:
+  // A process's announced code, mapped as samples reach each load's time.
+  struct JitTimeline {
+    std::vector<proc::jit::JitRegion> regions;
+    size_t next = 0;
+  };
+  // A jit-PID.dump a process mapped, and how much of it was taken.
+  struct JitDumpFile {
+    uint32_t pid = 0;
+    std::string recorded;  // its path in the recording
+    uint64_t size = 0;     // when last read
+    size_t regions_taken = 0;
+  };
+  void LoadJitDump(uint32_t pid, const std::string& recorded);
+  void ReadJitDump(JitDumpFile& d);
+  void MapJitCodeUpTo(uint32_t pid, uint64_t time);
+  void JitWarning(std::string w);
+
   const proc::perf::AttrSet& attrs_;
   proc::perf::ProcessMaps maps_;
   proc::perf::PerfSnapshotter snapshots_;
@@ -64,6 +90,11 @@ class SampleReader : public proc::perf::EventHandler {
   absl::flat_hash_set<std::string> comms_;
   uint64_t samples_ = 0;
   uint64_t first_time_ = 0, last_time_ = 0;
+  absl::flat_hash_map<uint32_t, JitTimeline> jit_;
+  std::vector<JitDumpFile> jit_dumps_;
+  std::vector<std::string> jit_warnings_;
+  // Given to the snapshotter too: where a recorded path is opened here.
+  std::function<std::string(const std::string&)> locate_;
 };
 
 }  // namespace unwindd::service::perf

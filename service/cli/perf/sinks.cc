@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "service/cli/output.h"
 #include "service/cli/perf_script/perf_script.h"
+#include "proc/jit/perf_map.h"
 #include "service/cli/profile/folded.h"
 #include "service/cli/profile/pprof.h"
 #include "service/cli/profile/profile.h"
@@ -58,10 +59,23 @@ std::vector<proc::Mapping> Mappings(const UnwoundSample& s) {
   return out;
 }
 
+// The name of the JIT code each mapping of `s` holds ("" for none).
+std::vector<std::string> CodeNames(const UnwoundSample& s) {
+  std::vector<std::string> out;
+  if (s.mappings == nullptr) return out;
+  out.reserve(s.mappings->size());
+  for (const proc::SnapshotMapping& m : *s.mappings) {
+    out.push_back(m.code_image != nullptr ? m.code_image->name : std::string());
+  }
+  return out;
+}
+
 // perf script's text for one sample. One per thread that formats: it
 // keeps the prepared mapping tables of the processes it saw.
 class PerfScriptFormatter {
  public:
+  explicit PerfScriptFormatter(proc::jit::PerfMaps* perf_maps) : perf_maps_(perf_maps) {}
+
   void Format(const UnwoundSample& s, cli::TextBuffer* out) {
     header_.comm = s.comm;
     header_.tid = s.tid;
@@ -77,7 +91,13 @@ class PerfScriptFormatter {
         // Samples of a few processes interleave: a table per target, and
         // a fresh start now and then so that old ones do not pile up.
         if (tables_.size() >= kMaxTables) tables_.clear();
-        it = tables_.emplace(s.target_id, std::make_unique<cli::PerfScriptMappings>(Mappings(s)))
+        const std::vector<std::string> code_names = CodeNames(s);
+        cli::PerfScriptMappings::Names names;
+        names.code_names = code_names;
+        names.pid = static_cast<pid_t>(s.pid);
+        if (perf_maps_ != nullptr && s.pid > 0) names.perf_map = perf_maps_->Get(s.pid);
+        it = tables_.emplace(s.target_id,
+                             std::make_unique<cli::PerfScriptMappings>(Mappings(s), names))
                  .first;
       }
       cli::AppendPerfScriptFrames(s.thread, *it->second, out);
@@ -87,13 +107,15 @@ class PerfScriptFormatter {
 
  private:
   static constexpr size_t kMaxTables = 64;
+  proc::jit::PerfMaps* const perf_maps_;
   absl::flat_hash_map<uint64_t, std::unique_ptr<cli::PerfScriptMappings>> tables_;
   cli::PerfScriptHeader header_;  // reused: no allocation per sample
 };
 
 class PerfScriptSink : public SampleSink {
  public:
-  explicit PerfScriptSink(std::FILE* out) : out_(out) {}
+  PerfScriptSink(std::FILE* out, proc::jit::PerfMaps* perf_maps)
+      : out_(out), perf_maps_(perf_maps), formatter_(perf_maps) {}
   void Add(const UnwoundSample& s) override {
     if (!status_.ok()) return;
     text_.clear();
@@ -101,8 +123,8 @@ class PerfScriptSink : public SampleSink {
     status_ = Write(out_, text_.view());
   }
   SampleFormatterFactory WorkerFormatter() override {
-    return [] {
-      auto f = std::make_shared<PerfScriptFormatter>();
+    return [perf_maps = perf_maps_] {
+      auto f = std::make_shared<PerfScriptFormatter>(perf_maps);
       return [f](const UnwoundSample& s, cli::TextBuffer* out) { f->Format(s, out); };
     };
   }
@@ -119,6 +141,7 @@ class PerfScriptSink : public SampleSink {
   // worker-formatted batch's text is larger, and stdio writes most of it
   // straight from the batch.
   std::FILE* out_;
+  proc::jit::PerfMaps* const perf_maps_;
   absl::Status status_;
   PerfScriptFormatter formatter_;  // when no worker formatted
   cli::TextBuffer text_;           // its scratch: no allocation per sample
@@ -296,7 +319,10 @@ class ProfileBuilder {
     if (auto hit = modules_.find(key); hit != modules_.end()) return hit->second;
     const proc::Mapping& m = maps[index].mapping;
     profile::Module pm;
-    pm.path = m.path;
+    // Anonymous executable memory is perf's "/tmp/perf-PID.map", per
+    // process: its code is named by that map when the profile is written.
+    pm.path = s.pid > 0 && proc::jit::NamedByPerfMap(m) ? proc::jit::PerfMapPath(s.pid) : m.path;
+    if (maps[index].code_image != nullptr) pm.function = maps[index].code_image->name;
     pm.start = m.start;
     pm.limit = m.end;
     pm.file_offset = m.offset;
@@ -327,7 +353,8 @@ class ProfileBuilder {
 // sample would write.
 class ProfileSink : public SampleSink {
  public:
-  ProfileSink(SinkFormat format, std::FILE* out) : format_(format), out_(out) {}
+  ProfileSink(SinkFormat format, std::FILE* out, proc::jit::PerfMaps* perf_maps)
+      : format_(format), out_(out), perf_maps_(perf_maps) {}
 
   void Add(const UnwoundSample& s) override {
     if (own_ == nullptr) own_ = &Builder();
@@ -353,6 +380,7 @@ class ProfileSink : public SampleSink {
     profile::Profile merged(first != nullptr ? first->profile()->weight_type()
                                              : profile::ValueType{"cpu", "nanoseconds"});
     if (absl::Status s = profile::MergeProfiles(parts, merged); !s.ok()) return s;
+    if (perf_maps_ != nullptr) NamePerfMapCode(*perf_maps_, merged);
     std::string bytes;
     if (format_ == SinkFormat::kPprof) {
       absl::StatusOr<std::string> gz = profile::WritePprof(
@@ -376,6 +404,7 @@ class ProfileSink : public SampleSink {
 
   SinkFormat format_;
   std::FILE* out_;
+  proc::jit::PerfMaps* const perf_maps_;
   std::mutex mu_;
   std::vector<std::unique_ptr<ProfileBuilder>> builders_;  // guarded by mu_
   ProfileBuilder* own_ = nullptr;  // Add's, when no worker aggregates
@@ -398,15 +427,28 @@ SinkFormat SinkFormatOf(Format format) {
   return SinkFormat::kPerfScript;
 }
 
-std::unique_ptr<SampleSink> MakeSink(SinkFormat format, std::FILE* out) {
+void NamePerfMapCode(proc::jit::PerfMaps& perf_maps, profile::Profile& profile) {
+  for (uint32_t i = 0; i < profile.locations().size(); ++i) {
+    const profile::Profile::Location& loc = profile.locations()[i];
+    if (loc.module == profile::kNoModule || loc.kernel) continue;
+    const pid_t pid = proc::jit::PerfMapPid(profile.modules()[loc.module].path);
+    if (pid == 0) continue;
+    const proc::jit::PerfMap* map = perf_maps.Get(pid);
+    if (map == nullptr) continue;
+    if (const proc::jit::PerfMapEntry* e = map->Find(loc.address)) profile.NameLocation(i, e->name);
+  }
+}
+
+std::unique_ptr<SampleSink> MakeSink(SinkFormat format, std::FILE* out,
+                                     proc::jit::PerfMaps* perf_maps) {
   switch (format) {
     case SinkFormat::kPerfScript:
-      return std::make_unique<PerfScriptSink>(out);
+      return std::make_unique<PerfScriptSink>(out, perf_maps);
     case SinkFormat::kJson:
       return std::make_unique<JsonSink>(out);
     case SinkFormat::kPprof:
     case SinkFormat::kFolded:
-      return std::make_unique<ProfileSink>(format, out);
+      return std::make_unique<ProfileSink>(format, out, perf_maps);
   }
   return nullptr;
 }

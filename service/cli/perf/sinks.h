@@ -21,7 +21,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "proc/jit/perf_map.h"
 #include "service/cli/args.h"
+#include "service/cli/profile/profile.h"
 #include "service/cli/perf/sample_pipeline.h"
 
 namespace unwindd::service::perf {
@@ -54,8 +56,16 @@ struct ProfileInfo {
   int64_t period = 0;          // weight units between samples (0: unknown)
 };
 
-// `out` must stay open until Finish.
-std::unique_ptr<SampleSink> MakeSink(SinkFormat format, std::FILE* out);
+// `out` must stay open until Finish; `perf_maps`, when given, until then
+// too: it names code in anonymous executable memory (perf's
+// /tmp/perf-PID.map) in the perf-script, pprof and folded output.
+std::unique_ptr<SampleSink> MakeSink(SinkFormat format, std::FILE* out,
+                                     proc::jit::PerfMaps* perf_maps = nullptr);
+
+// Names the profile's locations in "/tmp/perf-PID.map" modules (what
+// ProfileBuilder calls a process's anonymous executable memory) by the
+// process's map, if it has one.
+void NamePerfMapCode(proc::jit::PerfMaps& perf_maps, profile::Profile& profile);
 
 }  // namespace unwindd::service::perf
 

@@ -53,6 +53,17 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline char* WriteHex16(char* p, uint64_t v) {
   return p + 16;
 }
 
+// "+0x" and `v` in lowercase hex without padding (perf's "+0x%lx").
+char* WriteHexOffset(char* p, uint64_t v) {
+  *p++ = '+';
+  *p++ = '0';
+  *p++ = 'x';
+  int digits = 1;
+  while (digits < 16 && (v >> (4 * digits)) != 0) ++digits;
+  for (int i = digits - 1; i >= 0; --i) *p++ = "0123456789abcdef"[(v >> (4 * i)) & 0xf];
+  return p;
+}
+
 // "00" "01" ... "99".
 constexpr std::array<char, 200> kDecimalPairs = [] {
   std::array<char, 200> t{};
@@ -117,12 +128,20 @@ void AppendPerfScriptHeader(const PerfScriptHeader& h, TextBuffer* out) {
   out->Append(": \n");
 }
 
-PerfScriptMappings::PerfScriptMappings(absl::Span<const proc::Mapping> mappings) {
+PerfScriptMappings::PerfScriptMappings(absl::Span<const proc::Mapping> mappings,
+                                       const Names& names) {
   entries_.reserve(mappings.size());
-  for (const proc::Mapping& m : mappings) {
+  const std::string perf_map_path = names.pid > 0 ? proc::jit::PerfMapPath(names.pid) : "";
+  for (size_t i = 0; i < mappings.size(); ++i) {
+    const proc::Mapping& m = mappings[i];
     const bool identity = IdentityMapped(m.path);
+    const bool by_map = names.pid > 0 && proc::jit::NamedByPerfMap(m);
     entries_.push_back({m.start, m.end, m.offset, identity,
-                        identity && m.path.empty() ? "//anon" : m.path});
+                        by_map                         ? perf_map_path
+                        : identity && m.path.empty() ? "//anon"
+                                                     : m.path,
+                        i < names.code_names.size() ? names.code_names[i] : std::string(),
+                        by_map ? names.perf_map : nullptr});
   }
 }
 
@@ -160,19 +179,33 @@ void AppendPerfScriptFrames(const unwinder::ThreadStack& stack,
   const PerfScriptMappings::Entry* hint = nullptr;
   for (size_t i = 0; i < stack.frames.size(); ++i) {
     addresses.push_back(mappings.AddressWithHint(stack.frames, i, &hint));
-    length += kFixed + addresses.back().dso.size();
+    const PerfFrameAddress& a = addresses.back();
+    length += kFixed + a.dso.size();
+    // " NAME+0x" and up to 16 digits in place of " [unknown] ".
+    if (!a.symbol.empty()) length += a.symbol.size() + 2 + 16;
   }
-  char* p = out->Extend(length);
+  char* const begin = out->Extend(length);
+  char* p = begin;
   for (const PerfFrameAddress& a : addresses) {
     *p++ = '\t';
     p = WriteHex16(p, a.address);
-    std::memcpy(p, kMiddle.data(), kMiddle.size());
-    p += kMiddle.size();
+    if (a.symbol.empty()) {
+      std::memcpy(p, kMiddle.data(), kMiddle.size());
+      p += kMiddle.size();
+    } else {
+      *p++ = ' ';
+      std::memcpy(p, a.symbol.data(), a.symbol.size());
+      p += a.symbol.size();
+      p = WriteHexOffset(p, a.symbol_offset);
+      *p++ = ' ';
+      *p++ = '(';
+    }
     std::memcpy(p, a.dso.data(), a.dso.size());
     p += a.dso.size();
     *p++ = ')';
     *p++ = '\n';
   }
+  out->Shrink(length - static_cast<size_t>(p - begin));
 }
 
 std::string FormatPerfScriptKernelFrames(absl::Span<const uint64_t> ips) {

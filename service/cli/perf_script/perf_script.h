@@ -27,6 +27,13 @@
 //     perf's identity__map_ip), and printed as "[unknown] ([unknown])"
 //     outside every mapping.
 //
+// JIT code a runtime announced is the exception to "[unknown]": perf
+// inject --jit writes each piece of a jitdump as a jitted-PID-N.so with one
+// symbol, the runtime's name for it, at the code's start (file offset
+// 0x80), and perf names code in anonymous executable memory by
+// /tmp/perf-PID.map; perf prints "NAME+0xOFF", OFF the lookup address's
+// offset in the named code, and so do we.
+//
 // Depends only on //unwinder (and the proc::Mapping it exposes), so that
 // the CLI can use it for `unwind perf --format=perf-script`.
 #ifndef UNWINDD_SERVICE_CLI_PERF_SCRIPT_PERF_SCRIPT_H_
@@ -39,6 +46,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "proc/jit/perf_map.h"
 #include "proc/maps.h"
 #include "service/cli/perf_script/text_buffer.h"
 #include "unwinder/unwinder.h"
@@ -63,14 +71,30 @@ void AppendPerfScriptHeader(const PerfScriptHeader& h, TextBuffer* out);
 struct PerfFrameAddress {
   uint64_t address = 0;
   absl::string_view dso;  // valid while the PerfScriptMappings lives
+  // JIT code's name and the address's offset in it ("" for none).
+  absl::string_view symbol;
+  uint64_t symbol_offset = 0;
 };
 
 // A target's mappings prepared for perf script's address rule: built once
 // per mapping table, then used for every frame of every sample over it.
 class PerfScriptMappings {
  public:
+  // What names code no file names.
+  struct Names {
+    // Empty, or one per mapping: the name of the JIT code the mapping
+    // holds from its start (a jitdump's), "" for none.
+    absl::Span<const std::string> code_names;
+    // The process: perf calls its anonymous executable memory
+    // "/tmp/perf-PID.map" (proc/jit/perf_map.h NamedByPerfMap), and names
+    // code there by that map when there is one. 0: unknown ("//anon").
+    pid_t pid = 0;
+    const proc::jit::PerfMap* perf_map = nullptr;
+  };
   // `mappings` sorted by start (proc::Target::mappings()).
-  explicit PerfScriptMappings(absl::Span<const proc::Mapping> mappings);
+  explicit PerfScriptMappings(absl::Span<const proc::Mapping> mappings)
+      : PerfScriptMappings(mappings, Names{}) {}
+  PerfScriptMappings(absl::Span<const proc::Mapping> mappings, const Names& names);
 
   PerfFrameAddress Address(absl::Span<const unwinder::Frame> frames, size_t i) const;
 
@@ -81,6 +105,8 @@ class PerfScriptMappings {
     uint64_t offset = 0;
     bool identity = false;  // anonymous memory: addresses printed unconverted
     std::string dso;
+    std::string symbol;  // JIT code's name, from `start`
+    const proc::jit::PerfMap* perf_map = nullptr;  // names its code
   };
   // `hint`, a previous answer, is tried first: a stack's frames cluster
   // in a few mappings.
@@ -98,15 +124,25 @@ class PerfScriptMappings {
     const Entry* e = Find(lookup, *hint);
     if (e == nullptr) return {lookup, "[unknown]"};
     *hint = e;
-    if (e->identity) return {lookup, e->dso};
-    return {lookup - e->start + e->offset, e->dso};
+    if (e->identity) {
+      PerfFrameAddress a{lookup, e->dso};
+      if (e->perf_map != nullptr) {
+        if (const proc::jit::PerfMapEntry* s = e->perf_map->Find(lookup)) {
+          a.symbol = s->name;
+          a.symbol_offset = lookup - s->start;
+        }
+      }
+      return a;
+    }
+    return {lookup - e->start + e->offset, e->dso, e->symbol, lookup - e->start};
   }
   friend void AppendPerfScriptFrames(const unwinder::ThreadStack& stack,
                                      const PerfScriptMappings& mappings, TextBuffer* out);
   std::vector<Entry> entries_;
 };
 
-// One "\t%16x [unknown] (dso)\n" line per frame of `stack`.
+// One "\t%16x [unknown] (dso)\n" line per frame of `stack` (JIT code:
+// "\t%16x NAME+0xOFF (dso)\n").
 std::string FormatPerfScriptFrames(const unwinder::ThreadStack& stack,
                                    absl::Span<const proc::Mapping> mappings);
 void AppendPerfScriptFrames(const unwinder::ThreadStack& stack,

@@ -55,6 +55,8 @@ class TextBuffer {
     if (!s.empty()) std::memcpy(Extend(s.size()), s.data(), s.size());
   }
   void push_back(char c) { *Extend(1) = c; }
+  // Gives back the last `n` bytes of an Extend that wrote fewer.
+  void Shrink(size_t n) { size_ -= std::min(n, size_); }
 
   absl::string_view view() const { return absl::string_view(bytes_, size_); }
   size_t size() const { return size_; }

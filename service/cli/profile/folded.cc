@@ -46,8 +46,12 @@ std::string RootFrame(const ThreadLabels& t, FoldedRoot root) {
 std::vector<std::string> LocationNames(const Profile& profile) {
   std::vector<std::string> names;
   names.reserve(profile.locations().size());
-  for (const Profile::Location& loc : profile.locations()) {
-    if (loc.kernel) {
+  for (uint32_t i = 0; i < profile.locations().size(); ++i) {
+    const Profile::Location& loc = profile.locations()[i];
+    if (const absl::string_view function = profile.LocationFunction(i); !function.empty()) {
+      // JIT code: the runtime's name for it.
+      names.push_back(Sanitize(function));
+    } else if (loc.kernel) {
       names.push_back(absl::StrFormat("0x%x_[k]", loc.address));
     } else if (loc.module == kNoModule) {
       names.push_back(absl::StrFormat("0x%x", loc.address));

@@ -98,6 +98,24 @@ std::string EncodePprof(const Profile& profile, const PprofOptions& options) {
     body.Message(f::kSample, msg);
   }
 
+  // Functions: one per distinct name a location has (JIT code), ids 1..
+  // in the order of the locations.
+  std::vector<uint64_t> location_function(profile.locations().size(), 0);
+  std::vector<absl::string_view> function_names;
+  std::vector<bool> mapping_named(profile.modules().size(), false);
+  {
+    absl::flat_hash_map<absl::string_view, uint64_t> function_id;
+    for (uint32_t l = 0; l < profile.locations().size(); ++l) {
+      const absl::string_view name = profile.LocationFunction(l);
+      if (name.empty()) continue;
+      auto [it, added] = function_id.try_emplace(name, function_names.size() + 1);
+      if (added) function_names.push_back(name);
+      location_function[l] = it->second;
+      const int module = profile.locations()[l].module;
+      if (module != kNoModule) mapping_named[module] = true;
+    }
+  }
+
   std::vector<std::string> comments = options.comments;
   for (size_t i = 0; i < profile.modules().size(); ++i) {
     if (mapping_id[i] == 0) continue;
@@ -111,7 +129,9 @@ std::string EncodePprof(const Profile& profile, const PprofOptions& options) {
     msg.Int64IfNonZero(f::kMappingFilename, filename);
     msg.Int64IfNonZero(f::kMappingBuildId, strings.Index(m.build_id));
     // has_functions, has_filenames, has_line_numbers, has_inline_frames:
-    // all false (left out), so that pprof symbolizes this mapping.
+    // all false (left out), so that pprof symbolizes this mapping; except
+    // has_functions for JIT code we named (pprof has no file to read).
+    if (mapping_named[i]) msg.VarintIfNonZero(f::kMappingHasFunctions, 1);
     body.Message(f::kMapping, msg);
     if (!m.file_found && !m.path.empty() && m.path[0] != '[') {
       comments.push_back(absl::StrCat("file not found: ", m.path,
@@ -128,7 +148,21 @@ std::string EncodePprof(const Profile& profile, const PprofOptions& options) {
       msg.VarintIfNonZero(f::kLocationMappingId, mapping_id[loc.module]);
     }
     msg.VarintIfNonZero(f::kLocationAddress, loc.address);
+    if (location_function[i] != 0) {
+      ProtoWriter line;
+      line.VarintIfNonZero(f::kLineFunctionId, location_function[i]);
+      msg.Message(f::kLocationLine, line);
+    }
     body.Message(f::kLocation, msg);
+  }
+
+  for (size_t i = 0; i < function_names.size(); ++i) {
+    msg.Clear();
+    msg.VarintIfNonZero(f::kFunctionId, i + 1);
+    const int64_t name = strings.Index(function_names[i]);
+    msg.Int64IfNonZero(f::kFunctionName, name);
+    msg.Int64IfNonZero(f::kFunctionSystemName, name);
+    body.Message(f::kFunction, msg);
   }
 
   // Everything below refers to strings: intern them before the table goes

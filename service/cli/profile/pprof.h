@@ -97,6 +97,15 @@ inline constexpr uint32_t kLocationMappingId = 2;  // uint64
 inline constexpr uint32_t kLocationAddress = 3;    // uint64
 inline constexpr uint32_t kLocationLine = 4;       // repeated Line
 inline constexpr uint32_t kLocationIsFolded = 5;   // bool
+// message Line
+inline constexpr uint32_t kLineFunctionId = 1;  // uint64
+inline constexpr uint32_t kLineLine = 2;        // int64
+// message Function
+inline constexpr uint32_t kFunctionId = 1;          // uint64
+inline constexpr uint32_t kFunctionName = 2;        // int64 (string index)
+inline constexpr uint32_t kFunctionSystemName = 3;  // int64 (string index)
+inline constexpr uint32_t kFunctionFilename = 4;    // int64 (string index)
+inline constexpr uint32_t kFunctionStartLine = 5;   // int64
 }  // namespace pprof_field
 
 // Profile-wide fields (informational in pprof: they do not change how the

@@ -293,4 +293,21 @@ absl::Status Profile::AddToStack(size_t stack, const SampleValues& values) {
   return absl::OkStatus();
 }
 
+void Profile::NameLocation(uint32_t location, std::string name) {
+  if (location >= locations_.size()) return;
+  if (name.empty()) {
+    location_names_.erase(location);
+  } else {
+    location_names_[location] = std::move(name);
+  }
+}
+
+absl::string_view Profile::LocationFunction(uint32_t location) const {
+  if (auto it = location_names_.find(location); it != location_names_.end()) return it->second;
+  if (location >= locations_.size()) return {};
+  const int module = locations_[location].module;
+  if (module == kNoModule || static_cast<size_t>(module) >= modules_.size()) return {};
+  return modules_[module].function;
+}
+
 }  // namespace unwindd::profile

@@ -45,6 +45,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
 namespace unwindd::profile {
@@ -79,12 +80,15 @@ struct Module {
   // way (it looks files up itself, also by build-id); a missing one is
   // named in a profile comment.
   bool file_found = true;
+  // JIT code a runtime announced as one piece (a jitdump's CODE_LOAD): its
+  // name, the function of every location in the module. "" for files.
+  std::string function;
 
   bool operator==(const Module&) const = default;
   template <typename H>
   friend H AbslHashValue(H h, const Module& m) {
     return H::combine(std::move(h), m.path, m.build_id, m.start, m.limit,
-                      m.file_offset, m.load_bias, m.file_found);
+                      m.file_offset, m.load_bias, m.file_found, m.function);
   }
 };
 
@@ -219,6 +223,15 @@ class Profile {
   // The locations of the stack ending at `node`, innermost first.
   void StackLocations(uint32_t node, std::vector<uint32_t>* out) const;
 
+  // Function names for locations in code no file names (JIT code a
+  // /tmp/perf-PID.map names), given after the samples, before writing:
+  // pprof gives such a location a Line of that Function, folded prints the
+  // name. A location in a module with a `function` has that name unless
+  // given another.
+  void NameLocation(uint32_t location, std::string name);
+  // "" when it has none.
+  absl::string_view LocationFunction(uint32_t location) const;
+
   const ValueType& weight_type() const { return weight_type_; }
   const std::vector<Module>& modules() const { return modules_; }
   const std::vector<Location>& locations() const { return locations_; }
@@ -271,6 +284,7 @@ class Profile {
   absl::flat_hash_map<ChildKey, uint32_t> child_index_;  // -> nodes_ index
   // (label set << 32 | node) -> samples_ index
   absl::flat_hash_map<uint64_t, uint32_t> stack_index_;
+  absl::flat_hash_map<uint32_t, std::string> location_names_;
 };
 
 // Adds the samples of `parts` (profiles of different samples, numbered
