@@ -346,6 +346,7 @@ void SnapshotSession::DropSpace(TableState& t) {
   t.counted.reset();
   t.target.reset();
   t.module_rows.clear();
+  t.module_answers.clear();
 }
 
 absl::Status SnapshotSession::EnsureSpace(const std::shared_ptr<TableState>& table,
@@ -401,14 +402,68 @@ unwinder::ThreadStack SnapshotSession::Walk(TableState& t, const arch::RegisterS
   return unwinder::UnwindRegisters(*t.space, t.counted->memory(), regs, options);
 }
 
+const std::string& SnapshotSession::EncodedModule(TableState& t, int module) {
+  const unwinder::MappedModule& mm = t.space->modules()[module];
+  TableState::ModuleAnswer& cached = t.module_answers[module];
+  if (cached.built &&
+      (cached.with_debug_info || mm.module == nullptr || !mm.module->debug_info())) {
+    return cached.bytes;
+  }
+  SampleAnswer::Module m;
+  m.path = mm.path;
+  m.build_id = mm.module ? mm.module->build_id() : mm.recorded_build_id;
+  m.start = mm.start;
+  m.end = mm.end;
+  // The file offset at `start`: its lowest mapping's (sorted by start).
+  m.offset = mm.mappings.empty() ? 0 : mm.mappings.front().offset;
+  m.load_bias = mm.load_bias;
+  int& row = t.module_rows[module];
+  if (row < 0) {
+    row = static_cast<int>(t.mappings.size());  // none
+    for (size_t i = 0; i < t.mappings.size(); ++i) {
+      if (t.mappings[i].mapping.start == mm.start) {
+        row = static_cast<int>(i);
+        break;
+      }
+    }
+  }
+  if (row < static_cast<int>(t.opened_paths.size())) {
+    m.file = t.opened_paths[row];
+    // The table had no file for it: what the locators found instead
+    // (a build-id directory, debuginfod's cache), as UnwindTarget says.
+    if (t.mappings[row].file == nullptr && mm.file != mm.path) m.file = mm.file;
+  }
+  const std::string error(mm.open_status.message());
+  m.error = error;
+  m.build_id_mismatch = mm.mismatch;
+  m.from_memory = mm.from_memory;
+  m.load_bias_unknown = !mm.bias_known;
+  m.fetched = mm.fetched;
+  cached.with_debug_info = false;
+  if (mm.module != nullptr) {
+    if (std::optional<unwinder::DebugInfo> d = mm.module->debug_info()) {
+      m.debug_file = std::move(d->path);
+      m.debug_kind = std::move(d->kind);
+      m.debug_fetched = d->fetched;
+      cached.with_debug_info = true;
+    }
+  }
+  cached.bytes = EncodeModule(m);
+  cached.built = true;
+  return cached.bytes;
+}
+
 void SnapshotSession::FillAnswer(const unwinder::ThreadStack& st, TableState& t,
                                  SampleAnswer* out) {
   out->tid = st.tid;
   out->stop = ToProto(st.stop);
   out->stop_detail = st.stop_detail;
   const std::vector<unwinder::MappedModule>& modules = t.space->modules();
-  answer_index_.assign(modules.size(), -1);
-  if (t.module_rows.size() != modules.size()) t.module_rows.assign(modules.size(), -1);
+  // Grown, never cleared: the entries a sample set are reset after it.
+  if (answer_index_.size() < modules.size()) answer_index_.resize(modules.size(), -1);
+  if (t.module_rows.size() < modules.size()) t.module_rows.resize(modules.size(), -1);
+  if (t.module_answers.size() < modules.size()) t.module_answers.resize(modules.size());
+  answer_modules_.clear();
   out->frames.reserve(st.frames.size());
   for (const unwinder::Frame& f : st.frames) {
     SampleAnswer::Frame& af = out->frames.emplace_back();
@@ -416,51 +471,17 @@ void SnapshotSession::FillAnswer(const unwinder::ThreadStack& st, TableState& t,
     af.sp = f.sp;
     af.method = ToProto(f.method);
     if (f.module < 0 || static_cast<size_t>(f.module) >= modules.size()) continue;
-    const unwinder::MappedModule& mm = modules[f.module];
     int& index = answer_index_[f.module];
     if (index < 0) {
       index = static_cast<int>(out->modules.size());
-      SampleAnswer::Module& m = out->modules.emplace_back();
-      m.path = mm.path;
-      m.build_id = mm.module ? mm.module->build_id() : mm.recorded_build_id;
-      m.start = mm.start;
-      m.end = mm.end;
-      // The file offset at `start`: its lowest mapping's (sorted by start).
-      m.offset = mm.mappings.empty() ? 0 : mm.mappings.front().offset;
-      m.load_bias = mm.load_bias;
-      int& row = t.module_rows[f.module];
-      if (row < 0) {
-        row = static_cast<int>(t.mappings.size());  // none
-        for (size_t i = 0; i < t.mappings.size(); ++i) {
-          if (t.mappings[i].mapping.start == mm.start) {
-            row = static_cast<int>(i);
-            break;
-          }
-        }
-      }
-      if (row < static_cast<int>(t.opened_paths.size())) {
-        m.file = t.opened_paths[row];
-        // The table had no file for it: what the locators found instead
-        // (a build-id directory, debuginfod's cache), as UnwindTarget says.
-        if (t.mappings[row].file == nullptr && mm.file != mm.path) m.file = mm.file;
-      }
-      m.error = mm.open_status.message();
-      m.build_id_mismatch = mm.mismatch;
-      m.from_memory = mm.from_memory;
-      m.load_bias_unknown = !mm.bias_known;
-      m.fetched = mm.fetched;
-      if (mm.module != nullptr) {
-        if (std::optional<unwinder::DebugInfo> d = mm.module->debug_info()) {
-          m.debug_file = std::move(d->path);
-          m.debug_kind = std::move(d->kind);
-          m.debug_fetched = d->fetched;
-        }
-      }
+      out->modules.emplace_back().encoded = &EncodedModule(t, f.module);
+      answer_modules_.push_back(f.module);
     }
     af.module = index;
     af.rel_pc = f.rel_pc;
-    af.file_offset = unwinder::FileOffsetOf(mm, f.pc);
+    af.file_offset = unwinder::FileOffsetOf(modules[f.module], f.pc);
   }
+  for (int m : answer_modules_) answer_index_[m] = -1;
 }
 
 absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,

@@ -163,6 +163,9 @@ class SnapshotSession {
   unwinder::ThreadStack Walk(TableState& t, const arch::RegisterSet& regs,
                              const unwinder::UnwindOptions& options);
   void FillAnswer(const unwinder::ThreadStack& stack, TableState& t, SampleAnswer* out);
+  // The answer's Module message for module `module` of `t.space`, kept in
+  // `t` (TableState::module_answers).
+  const std::string& EncodedModule(TableState& t, int module);
 
   // The file for `path` (already path-mapped), verified against `build_id`
   // or else `id` when given; null when there is none the caller may read.
@@ -199,8 +202,10 @@ class SnapshotSession {
   std::vector<std::weak_ptr<TableState>> with_space_;
   uint64_t clock_ = 0;
   // Per module of the current space: its index in the answer (-1: not yet
-  // in it). Reused from sample to sample.
+  // in it), and the modules a sample put in its answer (reset after it).
+  // Reused from sample to sample.
   std::vector<int> answer_index_;
+  std::vector<int> answer_modules_;
 };
 
 }  // namespace unwindd::service
