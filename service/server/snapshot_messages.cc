@@ -25,7 +25,7 @@ void EndBatch(SnapshotSession& session, const v1::SnapshotBatch& batch) {
 
 absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& request,
                           const std::atomic<bool>* cancel, const absl::Status& error,
-                          bool batch, SampleAnswer* answer, std::string* out,
+                          bool batch, SampleAnswer* answer, AnswerSink& out,
                           unwinder::StopReason* stop) {
   // The answer's strings are the session's until the next sample: encoded
   // at once.
@@ -39,6 +39,14 @@ absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& r
     AppendSnapshotResponse(*answer, out);
   }
   return s;
+}
+
+absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& request,
+                          const std::atomic<bool>* cancel, const absl::Status& error,
+                          bool batch, SampleAnswer* answer, std::string* out,
+                          unwinder::StopReason* stop) {
+  StringSink sink(out);
+  return AnswerSample(session, request, cancel, error, batch, answer, sink, stop);
 }
 
 }  // namespace unwindd::service
