@@ -133,6 +133,11 @@ int Run(const unwindd::service::ServerFlags& flags) {
   builder.RegisterService(&service);
   builder.RegisterService(&health);
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  // Clients may send HTTP/2 DATA frames of any size up to the protocol's
+  // largest (RFC 9113 §6.5.2; the default is 16 KiB), so that a sample's
+  // stack copy lies in one piece of the received bytes, which the batch
+  // reader then uses in place, rather than split every 16 KiB and gathered.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_FRAME_SIZE, (1 << 24) - 1);
   // Each call holds a gRPC thread while it waits for a worker; bound them
   // too, so floods are refused rather than absorbed.
   grpc::ResourceQuota quota("unwindd");

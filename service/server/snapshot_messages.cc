@@ -24,6 +24,7 @@ void EndBatch(SnapshotSession& session, const v1::SnapshotBatch& batch) {
 }
 
 absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& request,
+                          absl::Span<const uint8_t> stack,
                           const std::atomic<bool>* cancel, const absl::Status& error,
                           bool batch, SampleAnswer* answer, AnswerSink& out,
                           unwinder::StopReason* stop) {
@@ -31,7 +32,8 @@ absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& r
   // at once.
   answer->Clear();
   answer->sample_id = request.sample_id();
-  absl::Status s = error.ok() ? session.Unwind(request, cancel, answer, stop) : error;
+  absl::Status s =
+      error.ok() ? session.Unwind(request, stack, cancel, answer, stop) : error;
   if (!s.ok()) answer->error = s;
   if (batch) {
     AppendBatchElement(*answer, out);
@@ -39,6 +41,17 @@ absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& r
     AppendSnapshotResponse(*answer, out);
   }
   return s;
+}
+
+absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& request,
+                          const std::atomic<bool>* cancel, const absl::Status& error,
+                          bool batch, SampleAnswer* answer, AnswerSink& out,
+                          unwinder::StopReason* stop) {
+  return AnswerSample(session, request,
+                      absl::MakeConstSpan(
+                          reinterpret_cast<const uint8_t*>(request.stack().data()),
+                          request.stack().size()),
+                      cancel, error, batch, answer, out, stop);
 }
 
 absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& request,

@@ -52,6 +52,12 @@ absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& r
                           const std::atomic<bool>* cancel, const absl::Status& error,
                           bool batch, SampleAnswer* answer, AnswerSink& out,
                           unwinder::StopReason* stop = nullptr);
+// The same with the stack copy given apart (SnapshotSession::Unwind's).
+absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& request,
+                          absl::Span<const uint8_t> stack,
+                          const std::atomic<bool>* cancel, const absl::Status& error,
+                          bool batch, SampleAnswer* answer, AnswerSink& out,
+                          unwinder::StopReason* stop = nullptr);
 absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& request,
                           const std::atomic<bool>* cancel, const absl::Status& error,
                           bool batch, SampleAnswer* answer, std::string* out,

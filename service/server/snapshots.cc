@@ -139,11 +139,12 @@ SnapshotSession::SnapshotSession(Caller caller, UnwindEnv env, BuildIdIndex& ind
                           limits.max_mappings, limits.max_path_maps,
                           limits.max_image_bytes}) {}
 
-absl::Status SnapshotSession::Validate(const v1::SnapshotRequest& r) const {
-  if (r.stack().size() > limits_.max_stack_bytes) {
+absl::Status SnapshotSession::Validate(const v1::SnapshotRequest& r,
+                                       absl::Span<const uint8_t> stack) const {
+  if (stack.size() > limits_.max_stack_bytes) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "stack copy of %d bytes is over the server's limit of %d",
-        r.stack().size(), limits_.max_stack_bytes));
+        stack.size(), limits_.max_stack_bytes));
   }
   if (r.perf_registers().values_size() > kMaxRegisterValues ||
       r.dwarf_registers().values_size() > kMaxRegisterValues) {
@@ -488,6 +489,17 @@ absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
                                      const std::atomic<bool>* cancel,
                                      SampleAnswer* out,
                                      unwinder::StopReason* stop) {
+  return Unwind(r,
+                absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(r.stack().data()),
+                                    r.stack().size()),
+                cancel, out, stop);
+}
+
+absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
+                                     absl::Span<const uint8_t> stack,
+                                     const std::atomic<bool>* cancel,
+                                     SampleAnswer* out,
+                                     unwinder::StopReason* stop) {
   // Released after the sample, whatever becomes of it.
   absl::Cleanup release = [this, &r] {
     for (uint64_t id : r.release_mapping_table_ids()) tables_.Release(id);
@@ -499,7 +511,7 @@ absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
     // Id 0 is kept nowhere, so only this sample can be told.
     if (r.mapping_table().id() == 0) return s;
   }
-  absl::Status s = Validate(r);
+  absl::Status s = Validate(r, stack);
   if (!s.ok()) return s;
   absl::StatusOr<arch::Arch> a = FromProto(r.arch());
   if (!a.ok()) return a.status();
@@ -537,8 +549,6 @@ absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
           : static_cast<int>(std::min<uint32_t>(r.max_frames(), limits_.max_frames));
   options.cancel = cancel;
   options.sources = *sources;
-  const absl::Span<const uint8_t> stack(
-      reinterpret_cast<const uint8_t*>(r.stack().data()), r.stack().size());
 
   // Live memory is cached for this sample only: the process runs on.
   std::unique_ptr<memory::Memory> process;

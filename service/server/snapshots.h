@@ -136,6 +136,12 @@ class SnapshotSession {
   // `*stop` (if given) gets why the walk stopped.
   absl::Status Unwind(const v1::SnapshotRequest& r, const std::atomic<bool>* cancel,
                       SampleAnswer* out, unwinder::StopReason* stop = nullptr);
+  // The same with the sample's stack copy given apart (r.stack() is then
+  // not read): a batch reader's, borrowed from the received bytes
+  // (batch_reader.h). `stack` must stay valid until it returns.
+  absl::Status Unwind(const v1::SnapshotRequest& r, absl::Span<const uint8_t> stack,
+                      const std::atomic<bool>* cancel, SampleAnswer* out,
+                      unwinder::StopReason* stop = nullptr);
 
   const MappingTables& tables() const { return tables_; }
 
@@ -147,7 +153,7 @@ class SnapshotSession {
     std::string reason;   // why not live
   };
 
-  absl::Status Validate(const v1::SnapshotRequest& r) const;
+  absl::Status Validate(const v1::SnapshotRequest& r, absl::Span<const uint8_t> stack) const;
   // The sample's table (see the file comment), resolved.
   absl::StatusOr<std::shared_ptr<TableState>> TableFor(const v1::SnapshotRequest& r,
                                                        const PidUse& pid);
