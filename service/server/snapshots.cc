@@ -398,9 +398,12 @@ absl::Status SnapshotSession::EnsureSpace(const std::shared_ptr<TableState>& tab
   return absl::OkStatus();
 }
 
-unwinder::ThreadStack SnapshotSession::Walk(TableState& t, const arch::RegisterSet& regs,
-                                            const unwinder::UnwindOptions& options) {
-  return unwinder::UnwindRegisters(*t.space, t.counted->memory(), regs, options);
+unwinder::ThreadStack& SnapshotSession::Walk(TableState& t, const arch::RegisterSet& regs,
+                                             const unwinder::UnwindOptions& options) {
+  // Into the session's own stack, whose frames keep their room from sample
+  // to sample: no allocation per sample.
+  unwinder::UnwindRegistersInto(*t.space, t.counted->memory(), regs, options, &walk_);
+  return walk_;
 }
 
 const std::string& SnapshotSession::EncodedModule(TableState& t, int module) {
@@ -562,7 +565,7 @@ absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
   s = t.target->SetSample(
       {r.tid(), *regs, r.stack_address(), stack, touched ? &*touched : nullptr});
   if (!s.ok()) return s;
-  unwinder::ThreadStack stack_out = Walk(t, *regs, options);
+  unwinder::ThreadStack* stack_out = &Walk(t, *regs, options);
   t.target->ClearSample();
   if (touched && touched->touched() && !pids_.StillThere(r.pid())) {
     // The pid may have been another process's by the time it was read:
@@ -575,12 +578,12 @@ absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
     if (!s.ok()) return s;
     s = t.target->SetSample({r.tid(), *regs, r.stack_address(), stack, nullptr});
     if (!s.ok()) return s;
-    stack_out = Walk(t, *regs, options);
+    stack_out = &Walk(t, *regs, options);
     t.target->ClearSample();
   }
-  stack_out.tid = r.tid();
-  if (stop != nullptr) *stop = stack_out.stop;
-  FillAnswer(stack_out, t, out);
+  stack_out->tid = r.tid();
+  if (stop != nullptr) *stop = stack_out->stop;
+  FillAnswer(*stack_out, t, out);
   if (r.pid() > 0 && !pid.live) out->pid_ignored_reason = std::move(pid.reason);
   return absl::OkStatus();
 }

@@ -165,9 +165,9 @@ class SnapshotSession {
   absl::Status EnsureSpace(const std::shared_ptr<TableState>& t, arch::Arch a,
                            const v1::SnapshotRequest& r);
   void DropSpace(TableState& t);
-  // Unwinds the sample set on `t.target`.
-  unwinder::ThreadStack Walk(TableState& t, const arch::RegisterSet& regs,
-                             const unwinder::UnwindOptions& options);
+  // Unwinds the sample set on `t.target` into walk_.
+  unwinder::ThreadStack& Walk(TableState& t, const arch::RegisterSet& regs,
+                              const unwinder::UnwindOptions& options);
   void FillAnswer(const unwinder::ThreadStack& stack, TableState& t, SampleAnswer* out);
   // The answer's Module message for module `module` of `t.space`, kept in
   // `t` (TableState::module_answers).
@@ -212,6 +212,8 @@ class SnapshotSession {
   // Reused from sample to sample.
   std::vector<int> answer_index_;
   std::vector<int> answer_modules_;
+  // The walk of the current sample (Walk), reused.
+  unwinder::ThreadStack walk_;
 };
 
 }  // namespace unwindd::service
