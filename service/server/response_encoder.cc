@@ -1,5 +1,6 @@
 #include "service/server/response_encoder.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -124,8 +125,29 @@ char* WriteFrame(char* p, const SampleAnswer::Frame& f) {
 }
 
 // message ThreadStack (no signal: snapshots have none).
+// The bound is the frames' count times the largest any of them can be,
+// from the OR of each field over all frames (a varint of the OR is at
+// least as long as any of its values'): close enough to the real size
+// that the length's varint has the same number of bytes, so Delimited
+// does not move the frames down (~8 KiB per sample of 350 frames).
 size_t StackBound(const SampleAnswer& a) {
-  return 2 * kMaxVarintField + a.frames.size() * (2 + kMaxFrame) +
+  uint64_t pc = 0, sp = 0, rel_pc = 0, file_offset = 0;
+  uint32_t method = 0, module = 0;
+  for (const SampleAnswer::Frame& f : a.frames) {
+    pc |= f.pc;
+    sp |= f.sp;
+    rel_pc |= f.rel_pc;
+    file_offset |= f.file_offset;
+    method |= static_cast<uint32_t>(f.method);
+    if (f.module >= 0) module |= static_cast<uint32_t>(f.module);
+  }
+  // Per field: a one-byte tag and the value (method and module as varints
+  // of up to 10 bytes: int32 and enum values are sign-extended).
+  const size_t frame = 1 + VarintSize(pc) + 1 + VarintSize(sp) + 1 +
+                       VarintSize(FromInt32(static_cast<int32_t>(method))) + 1 +
+                       VarintSize(module) + 1 + VarintSize(rel_pc) + 1 +
+                       VarintSize(file_offset);
+  return 2 * kMaxVarintField + a.frames.size() * (2 + std::min(frame, kMaxFrame)) +
          StringBound(a.stop_detail);
 }
 char* WriteStack(char* p, const SampleAnswer& a) {
