@@ -15,7 +15,9 @@
 #include "service/cli/args.h"
 #include "service/cli/binaries.h"
 #include "service/cli/core_command.h"
+#include "service/cli/coredump_entry.h"
 #include "service/cli/demo.h"
+#include "service/cli/minidump_out.h"
 #include "service/cli/output.h"
 #include "service/cli/perf/perf_command.h"
 #include "service/cli/perf/profile_command.h"
@@ -54,11 +56,17 @@ int CheckSframe(const std::string& path) {
   return report->ok() ? 0 : 3;
 }
 
-int Run(const unwindd::service::Command& cmd) {
+int Run(const unwindd::service::Command& cmd, char** argv) {
   using unwindd::service::Command;
   if (cmd.kind == Command::Kind::kCheckSframe) return CheckSframe(cmd.path);
   if (cmd.kind == Command::Kind::kCore) {
     return unwindd::service::RunCore(cmd, &g_interrupted);
+  }
+  if (cmd.kind == Command::Kind::kMinidump) {
+    return unwindd::service::RunMinidump(cmd, &g_interrupted);
+  }
+  if (cmd.kind == Command::Kind::kCoredump) {
+    return unwindd::service::RunCoredumpCommand(cmd, argv, &g_interrupted);
   }
   if (cmd.kind == Command::Kind::kPerf) {
     return unwindd::service::perf::RunPerf(cmd, &g_interrupted);
@@ -90,6 +98,18 @@ int Run(const unwindd::service::Command& cmd) {
     options.cancel = &g_interrupted;
     options.locate = &(*binaries)->locate_options();
     stacks = unwindd::unwinder::UnwindTarget(**target, cache, options);
+    // The minidump is written while the threads are still stopped, from
+    // the same registers and memory.
+    if (!cmd.minidump_out.empty() && !g_interrupted.load()) {
+      const unwindd::proc::minidump::ProcessInfo info =
+          unwindd::service::LiveProcessInfo(pid);
+      if (int rc = unwindd::service::WriteMinidumpReport(
+              **target, info, cmd, unwindd::service::CoreSizeEstimate(**target),
+              "a core of it, at least");
+          rc != 0) {
+        return rc;
+      }
+    }
   }  // detached here
   if (g_interrupted.load()) return Fail("interrupted");
   unwindd::service::FrameSymbols symbols;
@@ -132,5 +152,5 @@ int main(int argc, char** argv) {
   sa.sa_handler = OnSignal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
-  return Run(*cmd);
+  return Run(*cmd, argv);
 }
