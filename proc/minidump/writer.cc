@@ -29,6 +29,10 @@ constexpr uint64_t kRedZone = 128;
 // kIPMemorySize).
 constexpr uint64_t kPcBytes = 256;
 constexpr uint64_t kMaxVdsoBytes = 1 << 20;
+// Above a walk's highest SP in a stack: the last frame's saved registers
+// and return address, or a signal frame's rt_sigframe (ucontext, siginfo
+// and the XSAVE area, a few KiB with AVX-512).
+constexpr uint64_t kFrameTail = 16 * 1024;
 
 // The file being built: every RVA is 32 bits, so it must stay under 4 GiB.
 class Out {
@@ -238,6 +242,71 @@ std::vector<Range> Disjoint(std::vector<Range> in) {
   return out;
 }
 
+struct Span {
+  uint64_t lo = 0;
+  uint64_t hi = 0;
+};
+
+// What of a thread's stacks to copy, its own (from `sp`) first, within
+// `budget` bytes above the SPs (the red zones below come on top):
+//   1. with its frames' SPs: for each mapping they are in, from the lowest
+//      SP to the highest plus kFrameTail (the last frame's own slots, or
+//      a signal frame's ucontext and FPU state above its SP);
+//   2. what is left of the budget extends the own stack further up.
+// Without frames, the own stack from `sp` up. Each span stays within the
+// mapping that holds it. `truncated` counts a thread whose own stack the
+// budget cut short of its mapping's end.
+std::vector<Span> PlanStack(const std::vector<Mapping>& maps, uint64_t sp,
+                            std::vector<uint64_t> frame_sps, uint64_t budget,
+                            uint32_t* truncated) {
+  auto mapping_of = [&](uint64_t a) -> const Mapping* {
+    for (const Mapping& m : maps) {
+      if (m.Contains(a)) return &m;
+    }
+    return nullptr;
+  };
+  auto lo_of = [&](uint64_t a, const Mapping* m) {
+    const uint64_t lo = a >= kRedZone ? a - kRedZone : 0;
+    return m != nullptr ? std::max(lo, m->start) : lo;
+  };
+  auto end_of = [&](const Mapping* m) { return m != nullptr ? m->end : UINT64_MAX; };
+  auto add = [](uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; };
+
+  // The frames' SPs by mapping, in the order the walk reached them.
+  std::vector<std::pair<const Mapping*, std::pair<uint64_t, uint64_t>>> groups;
+  frame_sps.insert(frame_sps.begin(), sp);
+  for (uint64_t s : frame_sps) {
+    const Mapping* m = mapping_of(s);
+    bool found = false;
+    for (auto& [gm, range] : groups) {
+      const bool same = m != nullptr ? gm == m : (gm == nullptr && s >= range.first &&
+                                                  s - range.first < (uint64_t{1} << 20));
+      if (!same) continue;
+      range.first = std::min(range.first, s);
+      range.second = std::max(range.second, s);
+      found = true;
+      break;
+    }
+    if (!found) groups.push_back({m, {s, s}});
+  }
+  std::vector<Span> plan;
+  uint64_t left = budget;
+  for (const auto& [m, range] : groups) {
+    if (left == 0 && !plan.empty()) break;
+    const uint64_t want = std::min(add(range.second - range.first, kFrameTail), left);
+    const uint64_t hi = std::min(add(range.first, want), end_of(m));
+    plan.push_back({lo_of(range.first, m), hi});
+    left -= hi - range.first;
+  }
+  // The rest of the budget: more of the own stack.
+  const Mapping* own = groups.front().first;
+  Span& first = plan.front();
+  const uint64_t room = end_of(own) - first.hi;
+  if (room > left) ++*truncated;
+  first.hi = add(first.hi, std::min(room, left));
+  return plan;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<uint8_t>> BuildMinidump(
@@ -273,28 +342,43 @@ absl::StatusOr<std::vector<uint8_t>> BuildMinidump(
     if (!rva.ok()) return rva.status();
     t.context = {static_cast<uint32_t>(ctx.size()), *rva};
     const uint64_t sp = regs->sp();
-    uint64_t lo = sp >= kRedZone ? sp - kRedZone : 0;
-    uint64_t hi = sp + options.max_stack_bytes < sp ? UINT64_MAX
-                                                    : sp + options.max_stack_bytes;
-    for (const Mapping& m : maps) {
-      if (!m.Contains(sp)) continue;
-      lo = std::max(lo, m.start);
-      if (m.end < hi) {
-        hi = m.end;
-      } else {
-        ++result->truncated_stacks;
+    std::vector<uint64_t> frame_sps;
+    auto hints = options.frames.find(tid);
+    if (hints != options.frames.end()) {
+      for (const MinidumpWriteOptions::Frame& f : hints->second) {
+        frame_sps.push_back(f.sp);
+        // Code no file has: anonymous executable memory.
+        const Mapping* m = nullptr;
+        for (const Mapping& map : maps) {
+          if (map.Contains(f.pc)) m = &map;
+        }
+        if (m == nullptr || !m->exec || NamesFile(*m) || m->path == "[vdso]") continue;
+        const uint64_t lo = std::max(m->start, f.pc >= kPcBytes / 2 ? f.pc - kPcBytes / 2 : 0);
+        const uint64_t hi = std::min(m->end, f.pc + kPcBytes / 2);
+        const std::vector<uint8_t> code = ReadPrefix(mem, lo, hi);
+        if (code.empty()) continue;
+        absl::StatusOr<uint32_t> rva = out.Append(code);
+        if (!rva.ok()) return rva.status();
+        ranges.push_back({lo, {static_cast<uint32_t>(code.size()), *rva}});
       }
-      break;
     }
-    const std::vector<uint8_t> stack = ReadPrefix(mem, lo, hi);
-    if (!stack.empty()) {
-      rva = out.Append(stack);
+    const std::vector<Span> plan = PlanStack(maps, sp, std::move(frame_sps),
+                                             options.max_stack_bytes,
+                                             &result->truncated_stacks);
+    for (size_t i = 0; i < plan.size(); ++i) {
+      const std::vector<uint8_t> stack = ReadPrefix(mem, plan[i].lo, plan[i].hi);
+      if (stack.empty()) continue;
+      absl::StatusOr<uint32_t> rva = out.Append(stack);
       if (!rva.ok()) return rva.status();
-      t.stack_start = lo;
-      t.stack = {static_cast<uint32_t>(stack.size()), *rva};
-      ranges.push_back({lo, t.stack});
+      const Range r{plan[i].lo, {static_cast<uint32_t>(stack.size()), *rva}};
+      if (i == 0) {
+        t.stack_start = r.start;
+        t.stack = r.data;
+      }
+      ranges.push_back(r);
       result->stack_bytes += stack.size();
-    } else {
+    }
+    if (t.stack.size == 0) {
       result->warnings.push_back(absl::StrFormat(
           "thread %d: its stack at 0x%x is not readable", tid, sp));
     }
@@ -401,11 +485,10 @@ absl::StatusOr<std::vector<uint8_t>> BuildMinidump(
   Put16(sys, 0, CpuArchitectureOf(target.arch()));
   sys[kSystemInfoNumberOfProcessors] = info.processors;
   StoreU32(sys, kSystemInfoPlatformId, kPlatformLinux);
-  if (!info.os.empty()) {
-    rva = out.AppendString(info.os);
-    if (!rva.ok()) return rva.status();
-    StoreU32(sys, kSystemInfoCsdVersionRva, *rva);
-  }
+  // Breakpad's reader takes any RVA, 0 too, as a string's: always one.
+  rva = out.AppendString(info.os);
+  if (!rva.ok()) return rva.status();
+  StoreU32(sys, kSystemInfoCsdVersionRva, *rva);
   rva = out.Append(sys);
   if (!rva.ok()) return rva.status();
   streams.push_back({kSystemInfoStream, {static_cast<uint32_t>(sys.size()), *rva}});

@@ -9,11 +9,13 @@
 //
 // Streams written (Breakpad's Linux layout):
 //   ThreadList     every thread's registers (exact for the crashing thread)
-//                  and the stack from SP up, at most max_stack_bytes;
+//                  and the stack from SP up, at most max_stack_bytes (and,
+//                  given its frames' SPs, the stack below a signal frame
+//                  on an alternate stack);
 //   ModuleList     one module per mapped file, with its GNU build-id as a
 //                  CodeView 'BpEL' record;
-//   MemoryList     the stacks, the vDSO image and 256 bytes around the
-//                  crashing PC;
+//   MemoryList     the stacks, the vDSO image, 256 bytes around the
+//                  crashing PC and around frames in anonymous code;
 //   Exception      the signal, si_code and fault address, when a thread
 //                  was handling one;
 //   SystemInfo, MiscInfo (the pid), and the Linux streams: maps, and
@@ -26,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "proc/target.h"
 
@@ -50,6 +53,20 @@ struct MinidumpWriteOptions {
   // Stack bytes per thread, from its SP up (plus the 128-byte red zone
   // below it).
   uint64_t max_stack_bytes = 64 * 1024;
+  // Each thread's frames, when the caller unwound it first:
+  //   - a frame whose SP is in another mapping than the thread's (the
+  //     code a signal handler on an alternate stack interrupted) gets
+  //     that stack too, from its SP up, within what is left of
+  //     max_stack_bytes;
+  //   - a frame whose PC is in memory no file holds (anonymous executable
+  //     memory: JIT code, qemu-user's signal trampoline) gets 256 bytes
+  //     of code around it: a reader has nowhere else to find them, and
+  //     the unwinder recognises a sigreturn trampoline by its code.
+  struct Frame {
+    uint64_t pc = 0;
+    uint64_t sp = 0;
+  };
+  absl::flat_hash_map<pid_t, std::vector<Frame>> frames;
 };
 
 struct MinidumpWriteResult {

@@ -21,7 +21,9 @@ using ::testing::ElementsAre;
 // A target of two threads over a MapMemory: thread 10 crashed with SIGSEGV.
 class FakeTarget : public Target {
  public:
-  FakeTarget() {
+  // `alt_stack`: thread 11 runs a signal handler on a 1 MiB alternate
+  // stack; the code it interrupted is on its own stack.
+  explicit FakeTarget(bool alt_stack = false) : alt_stack_(alt_stack) {
     Mapping exe;
     exe.start = 0x400000;
     exe.end = 0x402000;
@@ -50,7 +52,12 @@ class FakeTarget : public Target {
     vdso.end = 0x7fff1000;
     vdso.read = vdso.exec = true;
     vdso.path = "[vdso]";
-    maps_ = {exe, exe_data, bss, exe_tail, stack, vdso};
+    Mapping alt;
+    alt.start = 0x60000000;
+    alt.end = 0x60100000;
+    alt.read = alt.write = true;
+    maps_ = {alt, exe, exe_data, bss, exe_tail, stack, vdso};
+    for (uint64_t a = 0x60000000; a < 0x60010000; a += 8) mem_.PutLe(a, a, 8);
     for (uint64_t a = 0x7ff00000; a < 0x7ff10000; a += 8) mem_.PutLe(a, a, 8);
     for (uint64_t a = 0x400000; a < 0x400400; a += 8) mem_.PutLe(a, ~a, 8);
     mem_.Put(0x7fff0000, std::vector<uint8_t>(0x1000, 0x77));
@@ -63,7 +70,7 @@ class FakeTarget : public Target {
     arch::RegisterSet r(arch::Arch::kX86_64);
     // Thread 10 crashed in the vDSO: its PC's bytes overlap the vDSO image.
     r.set_pc(tid == 10 ? 0x7fff0800 : 0x400200);
-    r.set_sp(tid == 10 ? 0x7ff0f000 : 0x7ff08000);
+    r.set_sp(tid == 10 ? 0x7ff0f000 : alt_stack_ ? 0x60000100 : 0x7ff08000);
     r.Set(3, 0x3333 + tid);
     return r;
   }
@@ -79,6 +86,7 @@ class FakeTarget : public Target {
   }
 
  private:
+  bool alt_stack_;
   std::vector<Mapping> maps_;
   memory::testing::MapMemory mem_;
 };
@@ -177,6 +185,38 @@ TEST(MinidumpWriterTest, StacksStopAtTheirMappingAndAtUnreadableBytes) {
       1 << 20);
   ASSERT_TRUE(stack.ok());
   EXPECT_EQ(LoadU64(*stack, 128), 0x7ff0f000u);  // the word at SP
+}
+
+bool Holds(const MinidumpFile& f, uint64_t addr) {
+  for (const MemoryRange& r : f.memory()) {
+    if (addr >= r.start && addr - r.start < r.size) return true;
+  }
+  return false;
+}
+
+TEST(MinidumpWriterTest, FramesOnAnotherStackBringThatStackToo) {
+  FakeTarget target(/*alt_stack=*/true);
+  MinidumpWriteResult result;
+  // Without the frames, the alternate stack alone uses the whole budget.
+  absl::StatusOr<std::vector<uint8_t>> bytes =
+      BuildMinidump(target, {}, {.max_stack_bytes = 0x8000}, &result);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_TRUE(Holds(Read(*bytes), 0x60000100 + 0x7f00));
+  EXPECT_FALSE(Holds(Read(*bytes), 0x7ff08100));
+
+  // With them (the handler's on the alternate stack, then the interrupted
+  // code's on the thread's stack), both stacks, within the same budget.
+  MinidumpWriteOptions options{.max_stack_bytes = 0x8000};
+  options.frames[11] = {{0x400200, 0x60000100}, {0x400210, 0x60000180},
+                        {0x400220, 0x7ff08000}, {0x400230, 0x7ff08100}};
+  bytes = BuildMinidump(target, {}, options, &result);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  const MinidumpFile f = Read(*bytes);
+  EXPECT_TRUE(Holds(f, 0x60000100 - 128));
+  EXPECT_TRUE(Holds(f, 0x7ff08000 - 128));
+  EXPECT_TRUE(Holds(f, 0x7ff08100 + 0x1000));
+  EXPECT_EQ(f.threads()[1].stack.start, 0x60000100u - 128);
+  EXPECT_LE(result.stack_bytes, 2u * (0x8000 + 2 * 128));
 }
 
 TEST(MinidumpWriterTest, RefusesAStackBoundPastTheLimit) {

@@ -104,7 +104,7 @@ int Run(const unwindd::service::Command& cmd, char** argv) {
       const unwindd::proc::minidump::ProcessInfo info =
           unwindd::service::LiveProcessInfo(pid);
       if (int rc = unwindd::service::WriteMinidumpReport(
-              **target, info, cmd, unwindd::service::CoreSizeEstimate(**target),
+              **target, info, cmd, stacks, unwindd::service::CoreSizeEstimate(**target),
               "a core of it, at least");
           rc != 0) {
         return rc;

@@ -92,10 +92,14 @@ uint64_t CoreSizeEstimate(const proc::Target& target) {
 }
 
 int WriteMinidumpReport(proc::Target& target, const proc::minidump::ProcessInfo& info,
-                        const Command& cmd, uint64_t compared_bytes,
-                        const std::string& compared) {
+                        const Command& cmd, const unwinder::ProcessStacks& stacks,
+                        uint64_t compared_bytes, const std::string& compared) {
   proc::minidump::MinidumpWriteOptions options;
   options.max_stack_bytes = cmd.minidump_stack_bytes;
+  for (const unwinder::ThreadStack& t : stacks.threads) {
+    std::vector<proc::minidump::MinidumpWriteOptions::Frame>& frames = options.frames[t.tid];
+    for (const unwinder::Frame& f : t.frames) frames.push_back({f.pc, f.sp});
+  }
   absl::StatusOr<proc::minidump::MinidumpWriteResult> r =
       proc::minidump::WriteMinidump(target, info, options, cmd.minidump_out);
   if (!r.ok()) {

@@ -17,6 +17,7 @@
 #include "proc/minidump/writer.h"
 #include "proc/target.h"
 #include "service/cli/args.h"
+#include "unwinder/unwinder.h"
 
 namespace unwindd::service {
 
@@ -36,10 +37,13 @@ uint64_t CoreSizeEstimate(const proc::Target& target);
 //   unwind: wrote minidump OUT: 41,216 bytes (5 threads, 12 modules, 38,912
 //   stack bytes); the core: 2,506,752 bytes, 60.8x larger
 // `compared` names what `compared_bytes` is ("the core", "the core
-// estimate"); 0 bytes: no comparison. Returns the exit code (0 or 1).
+// estimate"); 0 bytes: no comparison. `stacks` (unwound from `target`)
+// say which stacks each thread's frames run on, so that the stack below a
+// signal frame on an alternate stack goes in too. Returns the exit code
+// (0 or 1).
 int WriteMinidumpReport(proc::Target& target, const proc::minidump::ProcessInfo& info,
-                        const Command& cmd, uint64_t compared_bytes,
-                        const std::string& compared);
+                        const Command& cmd, const unwinder::ProcessStacks& stacks,
+                        uint64_t compared_bytes, const std::string& compared);
 
 }  // namespace unwindd::service
 

@@ -46,7 +46,7 @@ int RunPostMortem(const Command& cmd, Binaries& binaries, PostMortem& pm,
       PrintErr("", "--minidump is not available for this command");
       return 1;
     }
-    if (int rc = WriteMinidumpReport(*pm.target, *pm.minidump_info, cmd,
+    if (int rc = WriteMinidumpReport(*pm.target, *pm.minidump_info, cmd, stacks,
                                      pm.compared_bytes, pm.compared);
         rc != 0) {
       return rc;
