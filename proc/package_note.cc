@@ -50,12 +50,12 @@ absl::StatusOr<PackageNote> ParsePackageNote(absl::string_view json) {
         kMaxPackageNoteBytes));
   }
   bool too_deep = false;
-  nlohmann::json::parser_callback_t bound =
-      [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+  nlohmann::ordered_json::parser_callback_t bound =
+      [&](int depth, nlohmann::ordered_json::parse_event_t, nlohmann::ordered_json&) {
         if (depth > kMaxDepth) too_deep = true;
         return !too_deep;
       };
-  nlohmann::json v = nlohmann::json::parse(json.begin(), json.end(), bound,
+  nlohmann::ordered_json v = nlohmann::ordered_json::parse(json.begin(), json.end(), bound,
                                            /*allow_exceptions=*/false);
   if (too_deep) return absl::DataLossError("package note: JSON nested too deeply");
   if (v.is_discarded() || !v.is_object()) {
@@ -66,7 +66,7 @@ absl::StatusOr<PackageNote> ParsePackageNote(absl::string_view json) {
     std::string value = it->is_string()
                             ? it->get<std::string>()
                             : it->dump(-1, ' ', false,
-                                       nlohmann::json::error_handler_t::replace);
+                                       nlohmann::ordered_json::error_handler_t::replace);
     note.fields.emplace_back(it.key(), std::move(value));
   }
   return note;
