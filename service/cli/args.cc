@@ -240,14 +240,14 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
   } else {
     return Bad(absl::StrCat("unknown command '", positional[0], "'"));
   }
+  if (cmd.core_backtrace && cmd.kind != Command::Kind::kCore &&
+      cmd.kind != Command::Kind::kMinidump && cmd.kind != Command::Kind::kCoredump) {
+    return Bad("--format=core-backtrace is for core, minidump and coredump");
+  }
   const bool sampling = cmd.kind == Command::Kind::kPerf || cmd.kind == Command::Kind::kProfile;
   if (sampling) {
     if (cmd.format == Format::kText) return Bad("--format=text is for pid, core and demo");
   } else {
-    if (cmd.core_backtrace && cmd.kind != Command::Kind::kCore &&
-        cmd.kind != Command::Kind::kMinidump && cmd.kind != Command::Kind::kCoredump) {
-      return Bad("--format=core-backtrace is for core, minidump and coredump");
-    }
     if (cmd.format != Format::kText && cmd.format != Format::kJson) {
       return Bad("--format=pprof, folded and perf-script are for perf and profile");
     }

@@ -105,7 +105,7 @@ int Run(const unwindd::service::Command& cmd, char** argv) {
           unwindd::service::LiveProcessInfo(pid);
       if (int rc = unwindd::service::WriteMinidumpReport(
               **target, info, cmd, stacks, unwindd::service::CoreSizeEstimate(**target),
-              "a core of it, at least");
+              "a core of it (its logical size: sparse on disk)");
           rc != 0) {
         return rc;
       }
