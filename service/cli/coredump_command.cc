@@ -10,12 +10,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
-#include "absl/time/time.h"
 #include "proc/coredump/core_source.h"
 #include "proc/coredump/journal.h"
 #include "proc/coredump/match.h"
-#include "proc/signal_info.h"
 #include "service/cli/core_command.h"
 #include "service/cli/coredump_entry.h"
 #include "service/cli/coredump_facts.h"
