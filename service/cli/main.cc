@@ -115,9 +115,14 @@ int Run(const unwindd::service::Command& cmd, char** argv) {
   unwindd::service::FrameSymbols symbols;
   if (cmd.symbols) symbols = (*binaries)->Symbolize(stacks);
   const unwindd::service::FrameSymbols* sym = cmd.symbols ? &symbols : nullptr;
+  // Each module's ELF package note, from its file (read after the detach,
+  // so the threads are not kept stopped for it).
+  const unwindd::service::ModulePackages packages =
+      unwindd::service::FindModulePackages(stacks, nullptr);
+  const unwindd::service::OutputExtras extras{.symbols = sym, .packages = &packages};
   std::string out = cmd.format == unwindd::service::Format::kJson
-                        ? unwindd::service::FormatJson(stacks, nullptr, sym)
-                        : unwindd::service::FormatText(stacks, nullptr, sym);
+                        ? unwindd::service::FormatJson(stacks, extras)
+                        : unwindd::service::FormatText(stacks, extras);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
