@@ -344,6 +344,8 @@ absl::string_view ModuleSourceName(ModuleSource s) {
       return "link_map";
     case ModuleSource::kElfHeaders:
       return "elf_headers";
+    case ModuleSource::kProcMaps:
+      return "proc_maps";
   }
   return "unknown";
 }

@@ -29,9 +29,11 @@
 
 namespace unwindd::proc {
 
-enum class ModuleSource { kNtFile, kLinkMap, kElfHeaders };
+// kProcMaps: not discovered in the core but given with it
+// (systemd-coredump's COREDUMP_PROC_MAPS, CoreOptions::proc_maps).
+enum class ModuleSource { kNtFile, kLinkMap, kElfHeaders, kProcMaps };
 
-// "nt_file", "link_map", "elf_headers".
+// "nt_file", "link_map", "elf_headers", "proc_maps".
 absl::string_view ModuleSourceName(ModuleSource s);
 
 struct DiscoveredModules {

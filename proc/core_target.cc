@@ -24,32 +24,6 @@ namespace {
 // Files read for their build-id when a module must be found by it.
 constexpr size_t kMaxIndexedFiles = 8192;
 
-// A mapping whose file the core names: a recorded path (inode 0, since
-// cores do not record inodes), not "[vdso]" or an anonymous mapping.
-bool NamesFile(const Mapping& m) { return !m.path.empty() && m.path[0] != '['; }
-
-struct OpenedCandidate {
-  std::shared_ptr<const memory::ScopedFd> fd;
-  std::unique_ptr<memory::Memory> as_memory;  // the file at address 0
-  uint64_t size = 0;
-};
-
-// A regular file opened read-only and viewed as memory, or nullopt.
-std::optional<OpenedCandidate> OpenCandidate(const std::string& path) {
-  memory::ScopedFd fd = memory::OpenCloexec(path.c_str(), O_RDONLY);
-  if (!fd.valid()) return std::nullopt;
-  struct stat st;
-  if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  OpenedCandidate c;
-  c.fd = std::make_shared<memory::ScopedFd>(std::move(fd));
-  c.size = static_cast<uint64_t>(st.st_size);
-  absl::StatusOr<std::unique_ptr<memory::Memory>> m =
-      memory::CreateFileRegionMemory({{0, c.size, c.fd, 0}});
-  if (!m.ok()) return std::nullopt;
-  c.as_memory = *std::move(m);
-  return c;
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CoreTarget>> OpenCore(
@@ -104,6 +78,7 @@ absl::Status CoreTarget::Init(const std::string& path,
   report_.executable = found.main_executable;
   for (std::string& w : found.warnings)
     report_.warnings.push_back(std::move(w));
+  if (!options.proc_maps.empty() && !core_->nt_file()) UseProcMaps(options);
 
   // The build-id of each file as the core's dumped ELF headers record it:
   // the mapping at file offset 0 starts with the ELF header.
@@ -120,8 +95,15 @@ absl::Status CoreTarget::Init(const std::string& path,
     if (id.ok()) recorded_build_ids_[m.path] = *id;
   }
 
+  // The files back what the core did not dump; the core's own bytes
+  // (listed first) win wherever both exist.
   std::vector<memory::FileRegion> regions = std::move(core_regions);
-  ResolveFiles(regions);
+  ResolvedFiles files = ResolveRecordedFiles(
+      mappings_, recorded_build_ids_, options_.lookup, report_.executable);
+  report_.files = std::move(files.files);
+  file_index_ = std::move(files.index);
+  for (std::string& w : files.warnings) report_.warnings.push_back(std::move(w));
+  regions.insert(regions.end(), files.regions.begin(), files.regions.end());
   absl::StatusOr<std::unique_ptr<memory::Memory>> all =
       memory::CreateFileRegionMemory(std::move(regions));
   if (!all.ok()) return all.status();
@@ -159,67 +141,6 @@ absl::Status CoreTarget::Init(const std::string& path,
   return absl::OkStatus();
 }
 
-void CoreTarget::ResolveFiles(std::vector<memory::FileRegion>& regions) {
-  absl::flat_hash_map<std::string, size_t>& index = file_index_;
-  std::vector<std::shared_ptr<const memory::ScopedFd>> fds;
-  for (const Mapping& m : mappings_) {
-    if (!NamesFile(m) || index.contains(m.path)) continue;
-    index[m.path] = report_.files.size();
-    CoreFileStatus st;
-    st.recorded = m.path;
-    auto id = recorded_build_ids_.find(m.path);
-    if (id != recorded_build_ids_.end()) st.core_build_id = id->second;
-    st.tried =
-        CandidatePaths(options_.lookup, m.path, m.path == report_.executable);
-    std::shared_ptr<const memory::ScopedFd> chosen;
-    for (const std::string& c : st.tried) {
-      std::optional<OpenedCandidate> f = OpenCandidate(c);
-      if (!f) continue;
-      std::string file_id;
-      absl::StatusOr<ElfImage> img =
-          ReadElfImage(*f->as_memory, 0, ElfView::kFile);
-      if (img.ok()) {
-        absl::StatusOr<std::string> fid =
-            ReadBuildId(*f->as_memory, *img, ElfView::kFile);
-        if (fid.ok()) file_id = *fid;
-      }
-      if (!st.core_build_id.empty() && !file_id.empty() &&
-          file_id != st.core_build_id) {
-        if (st.state != CoreFileStatus::State::kMismatch) {
-          st.state = CoreFileStatus::State::kMismatch;
-          st.file = c;
-          st.file_build_id = file_id;
-        }
-        continue;
-      }
-      st.state = CoreFileStatus::State::kFound;
-      st.file = c;
-      st.file_build_id = file_id;
-      chosen = f->fd;
-      break;
-    }
-    if (st.state == CoreFileStatus::State::kMissing) {
-      report_.warnings.push_back(
-          absl::StrFormat("%s: not found (tried %s)", st.recorded,
-                          absl::StrJoin(st.tried, ", ")));
-    } else if (st.state == CoreFileStatus::State::kMismatch) {
-      report_.warnings.push_back(absl::StrFormat(
-          "%s: %s has build-id %s but the core recorded %s; not used",
-          st.recorded, st.file, st.file_build_id, st.core_build_id));
-    }
-    fds.push_back(chosen);
-    report_.files.push_back(std::move(st));
-  }
-  // The files back what the core did not dump; the core's own bytes
-  // (listed first) win wherever both exist.
-  for (const Mapping& m : mappings_) {
-    if (!NamesFile(m)) continue;
-    const std::shared_ptr<const memory::ScopedFd>& fd = fds[index[m.path]];
-    if (fd != nullptr)
-      regions.push_back({m.start, m.end - m.start, fd, m.offset});
-  }
-}
-
 std::string CoreTarget::FindByBuildId(const std::string& build_id) {
   if (!build_id_index_built_) {
     build_id_index_built_ = true;
@@ -252,6 +173,40 @@ std::string CoreTarget::FindByBuildId(const std::string& build_id) {
   return it == build_id_index_.end() ? "" : it->second;
 }
 
+void CoreTarget::UseProcMaps(const CoreOptions& options) {
+  // Cores record paths, not inodes; so do these mappings once taken over.
+  std::vector<Mapping> maps = options.proc_maps;
+  for (Mapping& m : maps) m.inode = m.dev_major = m.dev_minor = 0;
+  std::stable_sort(maps.begin(), maps.end(), [](const Mapping& a, const Mapping& b) {
+    return a.start < b.start;
+  });
+  mappings_.clear();
+  for (Mapping& m : maps) {
+    if (m.end <= m.start || (!mappings_.empty() && m.start < mappings_.back().end)) {
+      continue;
+    }
+    mappings_.push_back(std::move(m));
+  }
+  report_.modules_from = ModuleSource::kProcMaps;
+  report_.warnings.push_back(
+      "the core has no NT_FILE note (cut short?): mappings from the given "
+      "/proc/PID/maps (COREDUMP_PROC_MAPS)");
+  // AT_ENTRY (9, include/uapi/linux/auxvec.h)
+  // names the main executable's mapping.
+  std::optional<uint64_t> entry = core_->Auxv(9);
+  if (!entry) {
+    for (const auto& [type, value] : options.auxv) {
+      if (type == 9) entry = value;
+    }
+  }
+  for (const Mapping& m : mappings_) {
+    if (entry && m.Contains(*entry) && NamesFile(m)) {
+      report_.executable = m.path;
+      return;
+    }
+  }
+}
+
 absl::StatusOr<arch::RegisterSet> CoreTarget::InitialRegisters(pid_t tid) {
   auto it = thread_index_.find(tid);
   if (it != thread_index_.end()) return core_->threads()[it->second].regs;
@@ -279,18 +234,6 @@ std::optional<SignalInfo> CoreTarget::ThreadSignal(pid_t tid) const {
 std::string CoreTarget::RecordedBuildId(const Mapping& m) const {
   auto it = recorded_build_ids_.find(m.path);
   return it == recorded_build_ids_.end() ? "" : it->second;
-}
-
-absl::string_view CoreFileStateName(CoreFileStatus::State state) {
-  switch (state) {
-    case CoreFileStatus::State::kFound:
-      return "found";
-    case CoreFileStatus::State::kMissing:
-      return "missing";
-    case CoreFileStatus::State::kMismatch:
-      return "mismatch";
-  }
-  return "unknown";
 }
 
 }  // namespace unwindd::proc

@@ -32,6 +32,7 @@
 #include "proc/core_file.h"
 #include "proc/core_modules.h"
 #include "proc/core_paths.h"
+#include "proc/recorded_files.h"
 #include "proc/target.h"
 
 namespace unwindd::proc {
@@ -41,21 +42,14 @@ struct CoreOptions {
   memory::DecompressOptions decompress;
   // Only these threads (empty: all). NotFound if one is not in the core.
   std::vector<pid_t> tids;
+  // The process's mappings and auxiliary vector as recorded elsewhere
+  // (systemd-coredump's COREDUMP_PROC_MAPS and COREDUMP_PROC_AUXV), for a
+  // core cut short before its NT_FILE note: used only when the core has
+  // no NT_FILE (modules_from "proc_maps"); the auxv only when it has no
+  // NT_AUXV.
+  std::vector<Mapping> proc_maps;
+  std::vector<std::pair<uint64_t, uint64_t>> auxv;
 };
-
-// What was found on this machine for one file the core recorded.
-struct CoreFileStatus {
-  enum class State { kFound, kMissing, kMismatch };
-  std::string recorded;       // the path in the core
-  std::string file;           // the file used (kFound) or rejected (kMismatch)
-  std::string core_build_id;  // from the core's memory; "" if not dumped
-  std::string file_build_id;  // of `file`
-  State state = State::kMissing;
-  std::vector<std::string> tried;  // candidates, in order
-};
-
-// "found", "missing", "mismatch": the names the CLI's JSON and the API use.
-absl::string_view CoreFileStateName(CoreFileStatus::State state);
 
 struct CoreReport {
   std::string core_path;
@@ -83,14 +77,16 @@ class CoreTarget final : public Target {
   std::string RecordedBuildId(const Mapping& m) const override;
 
   const CoreReport& report() const { return report_; }
+  // The parsed core itself (its notes: auxv, prpsinfo).
+  const CoreFile& core() const { return *core_; }
 
  private:
   friend absl::StatusOr<std::unique_ptr<CoreTarget>> OpenCore(
       const std::string& path, const CoreOptions& options);
   CoreTarget() = default;
   absl::Status Init(const std::string& path, const CoreOptions& options);
-  // Checks each recorded file against the candidates on this machine.
-  void ResolveFiles(std::vector<memory::FileRegion>& file_regions);
+  // Mappings from options.proc_maps, for a core without NT_FILE.
+  void UseProcMaps(const CoreOptions& options);
   // A library directory path (as a core would record it) of a file with
   // `build_id` under the sysroot (or /); "" if none.
   std::string FindByBuildId(const std::string& build_id);

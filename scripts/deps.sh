@@ -8,13 +8,28 @@
 # aarch64 cross compiler (testdata/aarch64/make_fixtures.sh).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-PACKAGES=$(awk '!/^#/ && NF >= 3 { print $3 }' "$here/requirements.txt" | sort -u)
+# A package is missing when it is not installed, unless every line that
+# names it is a command already on PATH from elsewhere (NodeSource's nodejs
+# ships npm and conflicts with Debian's npm package).
 missing=""
-for p in $PACKAGES; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing="$missing $p"
+while read -r kind item p _; do
+  [ -n "$p" ] || continue
+  case " $missing " in *" $p "*) continue ;; esac
+  if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    continue
   fi
-done
+  if [ "$kind" = command ] && command -v "$item" >/dev/null 2>&1 &&
+    ! awk -v p="$p" '!/^#/ && $3 == p && $1 != "command"' "$here/requirements.txt" | grep -q .; then
+    # Only if no other line needs the package for something else.
+    others=$(awk -v p="$p" '!/^#/ && $3 == p && $1 == "command" { print $2 }' "$here/requirements.txt")
+    all_there=1
+    for c in $others; do command -v "$c" >/dev/null 2>&1 || all_there=0; done
+    [ "$all_there" = 1 ] && continue
+  fi
+  missing="$missing $p"
+done <<EOF
+$(awk '!/^#/ && NF >= 3' "$here/requirements.txt")
+EOF
 [ -z "$missing" ] && exit 0
 echo "installing:$missing" >&2
 SUDO=""

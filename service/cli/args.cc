@@ -10,11 +10,17 @@ namespace unwindd::service {
 
 const char kUsage[] =
     "usage: unwind pid PID [--tid=TID]... [--format=text|json] [--max-frames=N]\n"
-    "                      [--sources=LIST]\n"
+    "                      [--sources=LIST] [--minidump=OUT]\n"
     "       unwind demo [--format=text|json] [--max-frames=N] [--sources=LIST]\n"
     "       unwind core CORE [--exe=PATH] [--sysroot=DIR] [--path-map=OLD=NEW]...\n"
-    "                        [--tid=TID]... [--format=text|json] [--max-frames=N]\n"
-    "                        [--sources=LIST]\n"
+    "                        [--tid=TID]... [--format=text|json|core-backtrace]\n"
+    "                        [--max-frames=N] [--sources=LIST] [--minidump=OUT]\n"
+    "       unwind minidump FILE [--exe=PATH] [--sysroot=DIR] [--path-map=OLD=NEW]...\n"
+    "                        [--tid=TID]... [--format=text|json|core-backtrace]\n"
+    "                        [--max-frames=N] [--sources=LIST]\n"
+    "       unwind coredump [MATCH] [--file=JOURNAL]... [--directory=DIR]\n"
+    "                       [--exe=PATH] [--sysroot=DIR] [--path-map=OLD=NEW]...\n"
+    "                       [--format=text|json|core-backtrace] [--minidump=OUT]\n"
     "       unwind check-sframe FILE\n"
     "       unwind perf PERF_DATA [--format=perf-script|json|pprof|folded] [-o FILE]\n"
     "                             [--pid=PID]... [--tid=TID]... [--comm=NAME]...\n"
@@ -28,7 +34,7 @@ const char kUsage[] =
     "        stack) and unwinds as it goes, until --duration or SIGINT\n"
     "  --sources=LIST  unwind sources to use, in order, from eh_frame,\n"
     "                  debug_frame, sframe, fp (default: all four, in that order)\n"
-    "  pid, demo and core also take:\n"
+    "  pid, demo, core, minidump and coredump also take:\n"
     "  --debug-dir=DIR  where separate debug files are (repeatable; default\n"
     "                   /usr/lib/debug): DIR/.build-id/xx/rest.debug and\n"
     "                   DIR/<file's directory>/<.gnu_debuglink name>\n"
@@ -37,7 +43,19 @@ const char kUsage[] =
     "                   --no-debuginfod: never\n"
     "  --debuginfod-timeout=S, --debuginfod-max-bytes=N  bounds per request\n"
     "                   (default 30 s, 1 GiB)\n"
-    "  --symbols        function+offset per frame (like eu-stack)\n";
+    "  --symbols        function+offset per frame (like eu-stack)\n"
+    "  minidump: a Breakpad/Crashpad minidump, unwound with the modules' own\n"
+    "        CFI, found by build-id like a core's files\n"
+    "  coredump: the newest systemd-coredump entry in the journal (the system's,\n"
+    "        --file's or --directory's) whose PID, COMM or EXE is MATCH (or\n"
+    "        FIELD=VALUE; none: the newest of all), its metadata and its core\n"
+    "  core, minidump and coredump also take:\n"
+    "  --format=core-backtrace  ABRT/satyr core_backtrace JSON with the crash\n"
+    "                   signature (satyr's duphash)\n"
+    "  core, pid and coredump also take:\n"
+    "  --minidump=OUT   also write the target as a minidump to OUT (its size\n"
+    "                   against the core's goes to stderr)\n"
+    "  --minidump-stack-bytes=N  stack bytes per thread in it (default 65536)\n";
 
 namespace {
 
@@ -70,6 +88,7 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
       if (!t.ok()) return t.status();
       cmd.tids.push_back(static_cast<pid_t>(*t));
     } else if (absl::ConsumePrefix(&a, "--format=")) {
+      cmd.core_backtrace = false;
       if (a == "text") {
         cmd.format = Format::kText;
       } else if (a == "json") {
@@ -80,9 +99,13 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
         cmd.format = Format::kFolded;
       } else if (a == "perf-script") {
         cmd.format = Format::kPerfScript;
+      } else if (a == "core-backtrace") {
+        cmd.format = Format::kJson;
+        cmd.core_backtrace = true;
       } else {
         return Bad(absl::StrCat("unknown format '", a,
-                                "' (text, json, pprof, folded, perf-script)"));
+                                "' (text, json, pprof, folded, perf-script, "
+                                "core-backtrace)"));
       }
       cmd.format_given = true;
     } else if (a == "-o") {
@@ -148,13 +171,29 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
       cmd.debuginfod_max_bytes = static_cast<uint64_t>(*n);
     } else if (a == "--symbols") {
       cmd.symbols = true;
+    } else if (absl::ConsumePrefix(&a, "--minidump-stack-bytes=")) {
+      absl::StatusOr<int64_t> n = PositiveNumber("stack size", a, int64_t{64} << 20);
+      if (!n.ok()) return n.status();
+      cmd.minidump_stack_bytes = static_cast<uint64_t>(*n);
+    } else if (absl::ConsumePrefix(&a, "--minidump=")) {
+      if (a.empty()) return Bad("empty --minidump file");
+      cmd.minidump_out = std::string(a);
+    } else if (absl::ConsumePrefix(&a, "--file=")) {
+      if (a.empty()) return Bad("empty --file");
+      cmd.journal_files.push_back(std::string(a));
+    } else if (absl::ConsumePrefix(&a, "--directory=")) {
+      if (a.empty()) return Bad("empty --directory");
+      cmd.journal_directory = std::string(a);
     } else if (absl::StartsWith(a, "-")) {
       return Bad(absl::StrCat("unknown option '", a, "'"));
     } else {
       positional.push_back(a);
     }
   }
-  if (positional.empty()) return Bad("missing command (pid, core, demo, perf, profile or check-sframe)");
+  if (positional.empty()) {
+    return Bad("missing command (pid, core, minidump, coredump, demo, perf, profile or "
+               "check-sframe)");
+  }
   if (positional[0] == "pid") {
     if (positional.size() != 2) return Bad("pid takes exactly one PID");
     absl::StatusOr<int64_t> p = PositiveNumber("pid", positional[1], INT32_MAX);
@@ -169,6 +208,14 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
     if (positional.size() != 2) return Bad("core takes exactly one CORE file");
     cmd.kind = Command::Kind::kCore;
     cmd.core = std::string(positional[1]);
+  } else if (positional[0] == "minidump") {
+    if (positional.size() != 2) return Bad("minidump takes exactly one FILE");
+    cmd.kind = Command::Kind::kMinidump;
+    cmd.core = std::string(positional[1]);
+  } else if (positional[0] == "coredump") {
+    if (positional.size() > 2) return Bad("coredump takes at most one MATCH");
+    cmd.kind = Command::Kind::kCoredump;
+    if (positional.size() == 2) cmd.match = std::string(positional[1]);
   } else if (positional[0] == "perf") {
     if (positional.size() != 2) return Bad("perf takes exactly one PERF_DATA file (or -)");
     cmd.kind = Command::Kind::kPerf;
@@ -193,6 +240,10 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
   } else {
     return Bad(absl::StrCat("unknown command '", positional[0], "'"));
   }
+  if (cmd.core_backtrace && cmd.kind != Command::Kind::kCore &&
+      cmd.kind != Command::Kind::kMinidump && cmd.kind != Command::Kind::kCoredump) {
+    return Bad("--format=core-backtrace is for core, minidump and coredump");
+  }
   const bool sampling = cmd.kind == Command::Kind::kPerf || cmd.kind == Command::Kind::kProfile;
   if (sampling) {
     if (cmd.format == Format::kText) return Bad("--format=text is for pid, core and demo");
@@ -211,10 +262,24 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
   if (!cmd.debuginfod_urls.empty() && cmd.no_debuginfod) {
     return Bad("--debuginfod and --no-debuginfod exclude each other");
   }
-  if (cmd.kind != Command::Kind::kCore &&
-      (!cmd.exe.empty() || !cmd.path_maps.empty() ||
-       (!cmd.sysroot.empty() && cmd.kind != Command::Kind::kPerf))) {
-    return Bad("--exe and --path-map apply to core only, --sysroot to core and perf");
+  const bool post_mortem = cmd.kind == Command::Kind::kCore ||
+                           cmd.kind == Command::Kind::kMinidump ||
+                           cmd.kind == Command::Kind::kCoredump;
+  if (!post_mortem && (!cmd.exe.empty() || !cmd.path_maps.empty() ||
+                       (!cmd.sysroot.empty() && cmd.kind != Command::Kind::kPerf))) {
+    return Bad("--exe and --path-map apply to core, minidump and coredump only, "
+               "--sysroot to those and perf");
+  }
+  if (!cmd.minidump_out.empty() && cmd.kind != Command::Kind::kCore &&
+      cmd.kind != Command::Kind::kPid && cmd.kind != Command::Kind::kCoredump) {
+    return Bad("--minidump applies to core, pid and coredump");
+  }
+  if ((!cmd.journal_files.empty() || !cmd.journal_directory.empty()) &&
+      cmd.kind != Command::Kind::kCoredump) {
+    return Bad("--file and --directory apply to coredump only");
+  }
+  if (!cmd.journal_files.empty() && !cmd.journal_directory.empty()) {
+    return Bad("--file and --directory exclude each other");
   }
   return cmd;
 }

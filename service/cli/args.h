@@ -18,12 +18,16 @@
 
 namespace unwindd::service {
 
-// pid, core, demo: text or json; perf: perf-script (default), json,
-// pprof, folded; profile: pprof (default) or any of perf's.
+// pid, core, demo, minidump, coredump: text or json; perf: perf-script
+// (default), json, pprof, folded; profile: pprof (default) or any of
+// perf's. core, minidump and coredump also take --format=core-backtrace
+// (Command::core_backtrace).
 enum class Format { kText, kJson, kPprof, kFolded, kPerfScript };
 
 struct Command {
-  enum class Kind { kPid, kDemo, kCheckSframe, kCore, kPerf, kProfile, kHelp };
+  enum class Kind {
+    kPid, kDemo, kCheckSframe, kCore, kPerf, kProfile, kMinidump, kCoredump, kHelp
+  };
   Kind kind = Kind::kHelp;
   pid_t pid = 0;  // pid; profile's --pid
   std::vector<pid_t> tids;
@@ -61,6 +65,20 @@ struct Command {
   uint64_t debuginfod_max_bytes = uint64_t{1} << 30;
   // --symbols: function+offset per frame.
   bool symbols = false;
+  // unwind minidump FILE: the minidump (in `core`, like a core, so that
+  // --exe, --sysroot and --path-map apply the same way).
+  // --minidump=OUT (core, pid, coredump): also write the target as a
+  // minidump; --minidump-stack-bytes=N per thread.
+  std::string minidump_out;
+  // --format=core-backtrace: ABRT/satyr's core_backtrace JSON (`format`
+  // is then kJson).
+  bool core_backtrace = false;
+  uint64_t minidump_stack_bytes = 64 * 1024;
+  // unwind coredump [MATCH]: a systemd-coredump journal entry, from
+  // --file=JOURNAL (repeatable), --directory=DIR or the system journal.
+  std::string match;
+  std::vector<std::string> journal_files;
+  std::string journal_directory;
 };
 
 // `args` excludes argv[0]. InvalidArgument with a one-line message on misuse.

@@ -15,8 +15,10 @@
 #include "service/cli/args.h"
 #include "service/cli/binaries.h"
 #include "service/cli/core_command.h"
+#include "service/cli/coredump_entry.h"
 #include "service/cli/demo.h"
 #include "service/cli/jit_code.h"
+#include "service/cli/minidump_out.h"
 #include "service/cli/output.h"
 #include "service/cli/perf/perf_command.h"
 #include "service/cli/perf/profile_command.h"
@@ -59,11 +61,17 @@ int CheckSframe(const std::string& path) {
   return report->ok() ? 0 : 3;
 }
 
-int Run(const unwindd::service::Command& cmd) {
+int Run(const unwindd::service::Command& cmd, char** argv) {
   using unwindd::service::Command;
   if (cmd.kind == Command::Kind::kCheckSframe) return CheckSframe(cmd.path);
   if (cmd.kind == Command::Kind::kCore) {
     return unwindd::service::RunCore(cmd, &g_interrupted);
+  }
+  if (cmd.kind == Command::Kind::kMinidump) {
+    return unwindd::service::RunMinidump(cmd, &g_interrupted);
+  }
+  if (cmd.kind == Command::Kind::kCoredump) {
+    return unwindd::service::RunCoredumpCommand(cmd, argv, &g_interrupted);
   }
   if (cmd.kind == Command::Kind::kPerf) {
     return unwindd::service::perf::RunPerf(cmd, &g_interrupted);
@@ -99,14 +107,31 @@ int Run(const unwindd::service::Command& cmd) {
         unwindd::service::WithAnnouncedCode(**target, &warnings);
     for (const std::string& w : warnings) Warn(w);
     stacks = unwindd::unwinder::UnwindTarget(jit ? *jit : **target, cache, options);
+    // The minidump is written while the threads are still stopped, from
+    // the same registers and memory.
+    if (!cmd.minidump_out.empty() && !g_interrupted.load()) {
+      const unwindd::proc::minidump::ProcessInfo info =
+          unwindd::service::LiveProcessInfo(pid);
+      if (int rc = unwindd::service::WriteMinidumpReport(
+              **target, info, cmd, stacks, unwindd::service::CoreSizeEstimate(**target),
+              "a core of it (its logical size: sparse on disk)");
+          rc != 0) {
+        return rc;
+      }
+    }
   }  // detached here
   if (g_interrupted.load()) return Fail("interrupted");
   unwindd::service::FrameSymbols symbols;
   if (cmd.symbols) symbols = (*binaries)->Symbolize(stacks);
   const unwindd::service::FrameSymbols* sym = cmd.symbols ? &symbols : nullptr;
+  // Each module's ELF package note, from its file (read after the detach,
+  // so the threads are not kept stopped for it).
+  const unwindd::service::ModulePackages packages =
+      unwindd::service::FindModulePackages(stacks, nullptr);
+  const unwindd::service::OutputExtras extras{.symbols = sym, .packages = &packages};
   std::string out = cmd.format == unwindd::service::Format::kJson
-                        ? unwindd::service::FormatJson(stacks, nullptr, sym)
-                        : unwindd::service::FormatText(stacks, nullptr, sym);
+                        ? unwindd::service::FormatJson(stacks, extras)
+                        : unwindd::service::FormatText(stacks, extras);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
@@ -141,5 +166,5 @@ int main(int argc, char** argv) {
   sa.sa_handler = OnSignal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
-  return Run(*cmd);
+  return Run(*cmd, argv);
 }

@@ -68,14 +68,26 @@ std::string CoreJson(const CoreSummary& c) {
   for (size_t i = 0; i < c.warnings.size(); ++i) {
     absl::StrAppend(&out, i ? ",\n    " : "\n    ", JsonString(c.warnings[i]));
   }
-  return out + "]}";
+  out += "]";
+  if (!c.metadata.empty()) {
+    out += ", \"metadata\": {";
+    for (size_t i = 0; i < c.metadata.size(); ++i) {
+      absl::StrAppend(&out, i ? ",\n    " : "\n    ", JsonString(c.metadata[i].key),
+                      ": ", JsonString(c.metadata[i].value));
+    }
+    out += "}";
+  }
+  return out + "}";
 }
 
 std::string CoreText(const CoreSummary& c) {
-  std::string out = absl::StrCat("core: ", c.core);
+  std::string out = absl::StrCat(c.kind, ": ", c.core);
   if (c.compression != "none") absl::StrAppend(&out, " (", c.compression, ")");
   absl::StrAppend(&out, ", executable ", c.executable.empty() ? "?" : c.executable,
                   ", modules from ", c.modules_from, "\n");
+  for (const CoreSummary::Fact& f : c.metadata) {
+    absl::StrAppend(&out, f.label, ": ", f.value, "\n");
+  }
   for (const CoreSummary::File& f : c.files) {
     if (f.state == "missing") {
       absl::StrAppend(&out, "missing: ", f.path, "\n");
@@ -89,8 +101,18 @@ std::string CoreText(const CoreSummary& c) {
 
 }  // namespace
 
+std::string PackageJson(const proc::PackageNote& p) {
+  std::string out = "{";
+  for (size_t i = 0; i < p.fields.size(); ++i) {
+    absl::StrAppend(&out, i ? ", " : "", JsonString(p.fields[i].first), ": ",
+                    JsonString(p.fields[i].second));
+  }
+  return out + "}";
+}
+
 void AppendFrameJson(const unwinder::Frame& f, const unwinder::ModuleInfo* m,
-                     absl::string_view symbol, std::string* out, bool file_offset) {
+                     absl::string_view symbol, std::string* out, bool file_offset,
+                     const proc::PackageNote* package) {
   absl::StrAppend(out, "{\"pc\": ", Hex(f.pc), ", \"sp\": ", Hex(f.sp),
                   ", \"method\": \"", unwinder::MethodName(f.method), "\"");
   if (m != nullptr) {
@@ -112,6 +134,7 @@ void AppendFrameJson(const unwinder::Frame& f, const unwinder::ModuleInfo* m,
                       ", \"debug_kind\": ", JsonString(m->debug_kind));
       if (m->debug_fetched) *out += ", \"debug_fetched\": true";
     }
+    if (package != nullptr) absl::StrAppend(out, ", \"package\": ", PackageJson(*package));
   }
   if (!symbol.empty()) absl::StrAppend(out, ", \"symbol\": ", JsonString(symbol));
   *out += "}";
@@ -119,8 +142,46 @@ void AppendFrameJson(const unwinder::Frame& f, const unwinder::ModuleInfo* m,
 
 std::string FormatJson(const unwinder::ProcessStacks& stacks,
                        const CoreSummary* core, const FrameSymbols* symbols) {
+  return FormatJson(stacks, OutputExtras{.core = core, .symbols = symbols});
+}
+
+std::string FormatText(const unwinder::ProcessStacks& stacks,
+                       const CoreSummary* core, const FrameSymbols* symbols) {
+  return FormatText(stacks, OutputExtras{.core = core, .symbols = symbols});
+}
+
+namespace {
+
+std::string SignatureJson(const CrashSignature& s) {
+  std::string out = absl::StrCat("{\"duphash\": ", JsonString(s.duphash),
+                                 ", \"crash_thread\": ", s.crash_tid,
+                                 ", \"signal\": ", s.signal, ", \"frames\": [");
+  for (size_t i = 0; i < s.frames.size(); ++i) {
+    absl::StrAppend(&out, i ? ", " : "", JsonString(s.frames[i]));
+  }
+  return out + "]}";
+}
+
+const proc::PackageNote* PackageOf(const ModulePackages* p, int module) {
+  if (p == nullptr || module < 0 || static_cast<size_t>(module) >= p->size()) {
+    return nullptr;
+  }
+  const std::optional<proc::PackageNote>& n = (*p)[module];
+  return n ? &*n : nullptr;
+}
+
+}  // namespace
+
+std::string FormatJson(const unwinder::ProcessStacks& stacks, const OutputExtras& extras) {
+  const CoreSummary* core = extras.core;
+  const FrameSymbols* symbols = extras.symbols;
   std::string out = "{";
-  if (core != nullptr) absl::StrAppend(&out, "\"core\": ", CoreJson(*core), ",\n ");
+  if (core != nullptr) {
+    absl::StrAppend(&out, JsonString(core->kind), ": ", CoreJson(*core), ",\n ");
+  }
+  if (extras.signature != nullptr) {
+    absl::StrAppend(&out, "\"signature\": ", SignatureJson(*extras.signature), ",\n ");
+  }
   out += "\"threads\": [";
   for (size_t t = 0; t < stacks.threads.size(); ++t) {
     const unwinder::ThreadStack& th = stacks.threads[t];
@@ -135,7 +196,8 @@ std::string FormatJson(const unwinder::ProcessStacks& stacks,
       const unwinder::Frame& f = th.frames[i];
       out += i ? ",\n    " : "\n    ";
       AppendFrameJson(f, f.module >= 0 ? &stacks.modules[f.module] : nullptr,
-                      SymbolOf(symbols, t, i), &out, /*file_offset=*/true);
+                      SymbolOf(symbols, t, i), &out, /*file_offset=*/true,
+                      PackageOf(extras.packages, f.module));
     }
     out += "]}";
   }
@@ -169,8 +231,9 @@ char* WriteDecimal(char* p, uint64_t v) {
 
 }  // namespace
 
-std::string FormatText(const unwinder::ProcessStacks& stacks,
-                       const CoreSummary* core, const FrameSymbols* symbols) {
+std::string FormatText(const unwinder::ProcessStacks& stacks, const OutputExtras& extras) {
+  const CoreSummary* core = extras.core;
+  const FrameSymbols* symbols = extras.symbols;
   // A line per frame, a few hundred in a deep `unwind pid`: the numbers are
   // written through a pointer into a small buffer, the strings appended
   // whole, into an output reserved once.
@@ -184,9 +247,22 @@ std::string FormatText(const unwinder::ProcessStacks& stacks,
   std::string out;
   out.reserve(estimate);
   if (stacks.pid != 0) {
-    absl::StrAppend(&out, "PID ", stacks.pid, core ? " - core\n" : " - process\n");
+    absl::StrAppend(&out, "PID ", stacks.pid, " - ", core ? core->kind : "process", "\n");
   }
   if (core != nullptr) out += CoreText(*core);
+  if (extras.signature != nullptr && !extras.signature->duphash.empty()) {
+    absl::StrAppend(&out, "signature: ", extras.signature->duphash, " (thread ",
+                    extras.signature->crash_tid, ")\n");
+  }
+  if (extras.packages != nullptr) {
+    // coredumpctl info's "Module X from deb NAME-VERSION", one per module.
+    for (size_t i = 0; i < stacks.modules.size() && i < extras.packages->size(); ++i) {
+      const std::optional<proc::PackageNote>& p = (*extras.packages)[i];
+      if (!p) continue;
+      absl::StrAppend(&out, "package: ", stacks.modules[i].path, " from ", p->Get("type"),
+                      " ", p->Get("name"), "-", p->Get("version"), "\n");
+    }
+  }
   const int width = 2 * arch::GetArchInfo(stacks.arch).address_size;
   for (size_t t = 0; t < stacks.threads.size(); ++t) {
     const unwinder::ThreadStack& th = stacks.threads[t];

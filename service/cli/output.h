@@ -9,8 +9,11 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "proc/package_note.h"
 #include "service/common/core_summary.h"
+#include "service/common/crash_signature.h"
 #include "service/common/json.h"
+#include "service/common/packages.h"
 #include "unwinder/unwinder.h"
 
 namespace unwindd::service {
@@ -22,9 +25,27 @@ using FrameSymbols = std::vector<std::vector<std::string>>;
 // and, when `module` is given, its fields (and "symbol" when not empty)}.
 // `file_offset`: also frame.file_offset, which UnwindTarget fills and
 // UnwindRegisters does not.
+// `package`: the module's ELF package note, as a "package" object.
 void AppendFrameJson(const unwinder::Frame& frame, const unwinder::ModuleInfo* module,
                      absl::string_view symbol, std::string* out,
-                     bool file_offset = false);
+                     bool file_offset = false,
+                     const proc::PackageNote* package = nullptr);
+
+// What a post-mortem command adds to the stacks; each may be null.
+struct OutputExtras {
+  const CoreSummary* core = nullptr;
+  const FrameSymbols* symbols = nullptr;
+  // A top-level "signature" object (JSON) or line (text).
+  const CrashSignature* signature = nullptr;
+  // Each module's package note: "package" in its frames (JSON), a
+  // "package:" line per module (text).
+  const ModulePackages* packages = nullptr;
+};
+std::string FormatJson(const unwinder::ProcessStacks& stacks, const OutputExtras& extras);
+std::string FormatText(const unwinder::ProcessStacks& stacks, const OutputExtras& extras);
+
+// The package note as a JSON object (every field, in the note's order).
+std::string PackageJson(const proc::PackageNote& p);
 
 // `core`, when given, adds a top-level "core" object (JSON) or header lines
 // (text); `symbols`, a "symbol" per frame (JSON) or the name after each PC,

@@ -88,4 +88,8 @@ int ExecDebuginfodTwin(char** argv) {
   return ExecSibling(FindSibling("unwind_debuginfod", "debuginfod"), argv);
 }
 
+int ExecCoredumpTwin(char** argv) {
+  return ExecSibling(FindSibling("unwind_coredump", "coredump"), argv);
+}
+
 }  // namespace unwindd::service

@@ -43,6 +43,11 @@ bool NeedsDebuginfodTwin(absl::string_view debuginfod_urls);
 // why) only if that fails.
 int ExecDebuginfodTwin(char** argv);
 
+// `unwind coredump` reads the journal with libsystemd, a shared library
+// only (coredump_entry.h): replaces this process with unwind_coredump,
+// the CLI with glibc and libsystemd shared; returns 1 only if that fails.
+int ExecCoredumpTwin(char** argv);
+
 }  // namespace unwindd::service
 
 #endif  // UNWINDD_SERVICE_CLI_REMOTE_EXEC_H_

@@ -290,6 +290,19 @@ void ModulesToProto(const UnwindResult& r,
     pm->set_debug_file(Utf8Lossy(m.debug_file));
     pm->set_debug_kind(m.debug_kind);
     pm->set_debug_fetched(m.debug_fetched);
+    if (i < r.packages.size() && r.packages[i]) {
+      const proc::PackageNote& n = *r.packages[i];
+      v1::PackageNote* pn = pm->mutable_package();
+      pn->set_type(Utf8Lossy(n.Get("type")));
+      pn->set_os(Utf8Lossy(n.Get("os")));
+      pn->set_os_version(Utf8Lossy(n.Get("osVersion")));
+      pn->set_name(Utf8Lossy(n.Get("name")));
+      pn->set_version(Utf8Lossy(n.Get("version")));
+      pn->set_architecture(Utf8Lossy(n.Get("architecture")));
+      pn->set_os_cpe(Utf8Lossy(n.Get("osCpe")));
+      pn->set_debug_info_url(Utf8Lossy(n.Get("debugInfoUrl")));
+      for (const auto& [k, v] : n.fields) (*pn->mutable_fields())[Utf8Lossy(k)] = Utf8Lossy(v);
+    }
   }
 }
 
@@ -317,12 +330,25 @@ void CoreToProto(const CoreSummary& c, v1::CoreReport* out) {
     pf->set_fetched(f.fetched);
   }
   for (const std::string& w : c.warnings) out->add_warnings(Utf8Lossy(w));
+  out->set_format(c.kind);
+  for (const CoreSummary::Fact& f : c.metadata) {
+    v1::CoreFact* pf = out->add_metadata();
+    pf->set_key(f.key);
+    pf->set_value(Utf8Lossy(f.value));
+  }
 }
 
 }  // namespace
 
 void ToProto(const UnwindResult& r, v1::UnwindResponse* out) {
   if (r.core) CoreToProto(*r.core, out->mutable_core());
+  if (r.signature) {
+    v1::CrashSignature* ps = out->mutable_signature();
+    ps->set_duphash(r.signature->duphash);
+    ps->set_crash_tid(r.signature->crash_tid);
+    ps->set_signal(r.signature->signal);
+    for (const std::string& f : r.signature->frames) ps->add_frames(f);
+  }
   out->set_pid(r.stacks.pid);
   out->set_arch(ToProto(r.stacks.arch));
   for (const unwinder::ThreadStack& t : r.stacks.threads) {
@@ -397,7 +423,44 @@ CoreSummary FromProto(const v1::CoreReport& r, const std::string& core) {
                        f.build_id(), f.file_build_id(), f.fetched()});
   }
   s.warnings.assign(r.warnings().begin(), r.warnings().end());
+  if (!r.format().empty()) s.kind = r.format();
+  for (const v1::CoreFact& f : r.metadata()) {
+    s.metadata.push_back({f.key(), f.key(), f.value()});
+  }
   return s;
+}
+
+CrashSignature FromProto(const v1::CrashSignature& s) {
+  CrashSignature out;
+  out.duphash = s.duphash();
+  out.crash_tid = s.crash_tid();
+  out.signal = s.signal();
+  out.frames.assign(s.frames().begin(), s.frames().end());
+  return out;
+}
+
+ModulePackages PackagesFromProto(const v1::UnwindResponse& r) {
+  ModulePackages out(r.modules_size());
+  for (int i = 0; i < r.modules_size(); ++i) {
+    if (!r.modules(i).has_package()) continue;
+    proc::PackageNote n;
+    // The map has no order: the well-known keys first, in the spec's.
+    const auto& fields = r.modules(i).package().fields();
+    for (absl::string_view k : proc::kPackageNoteKeys) {
+      auto it = fields.find(std::string(k));
+      if (it != fields.end()) n.fields.emplace_back(it->first, it->second);
+    }
+    std::vector<std::pair<std::string, std::string>> rest;
+    for (const auto& [k, v] : fields) {
+      bool known = false;
+      for (absl::string_view w : proc::kPackageNoteKeys) known |= k == w;
+      if (!known) rest.emplace_back(k, v);
+    }
+    std::sort(rest.begin(), rest.end());
+    n.fields.insert(n.fields.end(), rest.begin(), rest.end());
+    out[i] = std::move(n);
+  }
+  return out;
 }
 
 }  // namespace unwindd::service

@@ -20,6 +20,8 @@
 #include "grpcpp/support/status.h"
 #include "proto/unwinder.pb.h"
 #include "service/common/core_summary.h"
+#include "service/common/crash_signature.h"
+#include "service/common/packages.h"
 #include "unwinder/method.h"
 #include "unwinder/source_policy.h"
 #include "unwinder/unwinder.h"
@@ -32,6 +34,8 @@ struct UnwindResult {
   unwinder::ProcessStacks stacks;
   std::vector<uint64_t> module_offsets;
   std::optional<CoreSummary> core;  // UnwindCore only
+  std::optional<CrashSignature> signature;  // UnwindCore only
+  ModulePackages packages;  // like stacks.modules; may be empty
 };
 
 // The canonical codes are the same numbers in absl and gRPC; the message is
@@ -66,6 +70,9 @@ absl::StatusOr<unwinder::ProcessStacks> FromProto(const v1::UnwindResponse& r);
 // The core report as output.h prints it (`core` is the name to show for the
 // core file).
 CoreSummary FromProto(const v1::CoreReport& r, const std::string& core);
+CrashSignature FromProto(const v1::CrashSignature& s);
+// Each module's package note, like FromProto(response).modules.
+ModulePackages PackagesFromProto(const v1::UnwindResponse& r);
 
 }  // namespace unwindd::service
 

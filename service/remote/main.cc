@@ -200,6 +200,9 @@ int Run(const std::string& target, const TlsFlags& tls, const Command& cmd) {
     demo = *std::move(d);
     pid = demo->pid();
   }
+  if (cmd.core_backtrace || !cmd.minidump_out.empty()) {
+    return Fail("--format=core-backtrace and --minidump are not supported with --server");
+  }
   absl::StatusOr<v1::UnwindResponse> response;
   switch (cmd.kind) {
     case Command::Kind::kPid:
@@ -207,6 +210,7 @@ int Run(const std::string& target, const TlsFlags& tls, const Command& cmd) {
       response = UnwindPid(*stub, cmd, pid);
       break;
     case Command::Kind::kCore:
+    case Command::Kind::kMinidump:  // UnwindCore takes minidumps too
       response = UnwindCore(*stub, cmd, absl::StartsWith(target, "unix:"));
       break;
     default:
@@ -225,7 +229,11 @@ int Run(const std::string& target, const TlsFlags& tls, const Command& cmd) {
   // As `unwind core` does: the core's report in the output, and every
   // problem with it on stderr too.
   std::optional<unwindd::service::CoreSummary> core;
-  if (cmd.kind == Command::Kind::kCore) {
+  std::optional<unwindd::service::CrashSignature> signature;
+  const unwindd::service::ModulePackages packages =
+      unwindd::service::PackagesFromProto(*response);
+  if (cmd.kind == Command::Kind::kCore || cmd.kind == Command::Kind::kMinidump) {
+    signature = unwindd::service::FromProto(response->signature());
     core = unwindd::service::FromProto(response->core(), cmd.core);
     for (const std::string& w : core->warnings) {
       std::fprintf(stderr, "unwind: warning: %s\n", w.c_str());
@@ -245,9 +253,12 @@ int Run(const std::string& target, const TlsFlags& tls, const Command& cmd) {
     symbols = (*b)->Symbolize(*stacks);
   }
   const unwindd::service::FrameSymbols* sym = cmd.symbols ? &symbols : nullptr;
+  const unwindd::service::OutputExtras extras{
+      .core = summary, .symbols = sym, .signature = signature ? &*signature : nullptr,
+      .packages = &packages};
   std::string out = cmd.format == unwindd::service::Format::kJson
-                        ? unwindd::service::FormatJson(*stacks, summary, sym)
-                        : unwindd::service::FormatText(*stacks, summary, sym);
+                        ? unwindd::service::FormatJson(*stacks, extras)
+                        : unwindd::service::FormatText(*stacks, extras);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
 }

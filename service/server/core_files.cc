@@ -11,7 +11,10 @@
 #include "memory/decompress.h"
 #include "proc/core_modules.h"
 #include "proc/core_target.h"
+#include "proc/minidump/minidump_target.h"
 #include "service/common/core_summary.h"
+#include "service/common/crash_signature.h"
+#include "service/common/packages.h"
 
 namespace unwindd::service {
 
@@ -72,22 +75,50 @@ absl::StatusOr<UnwindResult> UnwindCoreFile(const Caller& caller,
           errno, absl::StrCat("open ", request.server_path, " as ", caller.Describe()));
     }
   }
-  proc::CoreOptions options;
-  options.lookup.exe = request.exe;
-  options.lookup.sysroot = request.sysroot;
+  proc::FileLookup lookup;
+  lookup.exe = request.exe;
+  lookup.sysroot = request.sysroot;
   for (const auto& [from, to] : request.path_map) {
-    options.lookup.path_map.push_back(proc::PathMapping{from, to});
+    lookup.path_map.push_back(proc::PathMapping{from, to});
   }
-  options.tids = request.tids;
-  options.decompress.max_output_bytes = request.max_decompressed_bytes;
-  absl::StatusOr<std::unique_ptr<proc::CoreTarget>> target =
-      proc::OpenCore(absl::StrCat("/proc/self/fd/", core.get()), options);
-  if (!target.ok()) return target.status();
-  UnwindResult result = UnwindAndDescribe(**target, env, request.options);
-  result.core = SummarizeCore((*target)->report(), request.server_path);
+  const std::string path = absl::StrCat("/proc/self/fd/", core.get());
+  // A minidump instead of a core: told by its signature ("MDMP"), as the
+  // CLI's `unwind minidump` would open it (a compressed one is opened as
+  // a core, whose reader says what it is not).
+  uint8_t head[4] = {};
+  const bool minidump =
+      pread(core.get(), head, sizeof(head), 0) == sizeof(head) &&
+      proc::LooksLikeMinidump(head);
+  UnwindResult result;
+  std::unique_ptr<proc::Target> target;
+  if (minidump) {
+    proc::MinidumpOptions options;
+    options.lookup = lookup;
+    options.tids = request.tids;
+    options.decompress.max_output_bytes = request.max_decompressed_bytes;
+    absl::StatusOr<std::unique_ptr<proc::MinidumpTarget>> md =
+        proc::OpenMinidump(path, options);
+    if (!md.ok()) return md.status();
+    result = UnwindAndDescribe(**md, env, request.options);
+    result.core = SummarizeMinidump((*md)->report(), request.server_path);
+    target = *std::move(md);
+  } else {
+    proc::CoreOptions options;
+    options.lookup = lookup;
+    options.tids = request.tids;
+    options.decompress.max_output_bytes = request.max_decompressed_bytes;
+    absl::StatusOr<std::unique_ptr<proc::CoreTarget>> c = proc::OpenCore(path, options);
+    if (!c.ok()) return c.status();
+    result = UnwindAndDescribe(**c, env, request.options);
+    result.core = SummarizeCore((*c)->report(), request.server_path);
+    target = *std::move(c);
+  }
   // Files the core's own lookup missed may have been found while unwinding
   // (build-id directories, debuginfod).
   NoteFilesFoundWhileUnwinding(result.stacks, *result.core);
+  result.signature = ComputeSignature(result.stacks);
+  // Read as the caller, like everything else here.
+  result.packages = FindModulePackages(result.stacks, target.get());
   return result;
 }
 

@@ -125,6 +125,18 @@ struct TableState {
   // Per module of `space`: the index in `mappings` of its first mapping
   // (-1: not looked up yet).
   std::vector<int> module_rows;
+  // Per module of `space`: its Module message for answers
+  // (response_encoder.h's EncodeModule), built the first time a frame
+  // names it, instead of encoding (and checking the UTF-8 of) the same
+  // paths for every sample. A module's fields are set when it is opened,
+  // except separate debug information, which a later walk may load (once):
+  // then the bytes are built again.
+  struct ModuleAnswer {
+    std::string bytes;
+    bool built = false;
+    bool with_debug_info = false;
+  };
+  std::vector<ModuleAnswer> module_answers;
   uint64_t last_use = 0;
 };
 

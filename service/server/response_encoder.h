@@ -59,6 +59,11 @@ struct SampleAnswer {
     std::string debug_file;
     std::string debug_kind;
     bool debug_fetched = false;
+    // The Module message's bytes, when the caller has them already
+    // (EncodeModule of the same fields, kept across samples: a session
+    // answers the same few modules for every sample of a table). Written as
+    // they are; the fields above are then not read.
+    const std::string* encoded = nullptr;
   };
 
   uint64_t sample_id = 0;
@@ -75,10 +80,45 @@ struct SampleAnswer {
   void Clear();
 };
 
+// The bytes of the Module message `m` stands for (its body, not
+// length-prefixed; `m.encoded` is ignored).
+std::string EncodeModule(const SampleAnswer::Module& m);
+
+// Where answers are encoded: Reserve(n) gives room for n bytes (whose
+// contents are unspecified: the encoder overwrites what it keeps), and
+// Commit(end) keeps those up to `end`. Answers appended one after the
+// other form the message. The server's sink writes into gRPC slices that
+// become the reply as they are (service.cc), without zeroing the room
+// first or copying the bytes after.
+class AnswerSink {
+ public:
+  virtual ~AnswerSink() = default;
+  virtual char* Reserve(size_t n) = 0;
+  virtual void Commit(char* end) = 0;
+};
+
+// A sink that appends to a string.
+class StringSink final : public AnswerSink {
+ public:
+  explicit StringSink(std::string* out) : out_(out) {}
+  char* Reserve(size_t n) override {
+    at_ = out_->size();
+    out_->resize(at_ + n);
+    return out_->data() + at_;
+  }
+  void Commit(char* end) override { out_->resize(static_cast<size_t>(end - out_->data())); }
+
+ private:
+  std::string* out_;
+  size_t at_ = 0;
+};
+
 // Appends the SnapshotResponse for `a` (its body, not length-prefixed).
+void AppendSnapshotResponse(const SampleAnswer& a, AnswerSink& out);
 void AppendSnapshotResponse(const SampleAnswer& a, std::string* out);
 // Appends `a` as one element of SnapshotBatchResponse.responses (field 1,
 // length-delimited), so a batch response is these appended in order.
+void AppendBatchElement(const SampleAnswer& a, AnswerSink& out);
 void AppendBatchElement(const SampleAnswer& a, std::string* out);
 
 }  // namespace unwindd::service

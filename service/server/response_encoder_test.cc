@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -144,6 +145,30 @@ TEST(ResponseEncoderTest, StringsThatAreNotUtf8) {
   e.sample_id = 9;
   e.error = absl::NotFoundError("no file /tmp/\xff");
   ExpectSameAsProtobuf(e);
+}
+
+// A session keeps each module's bytes (EncodeModule) and answers with
+// them: the same bytes as encoding the fields, strings that are not UTF-8
+// included; the fields are then not read.
+TEST(ResponseEncoderTest, ModulesEncodedOnceGiveTheSameBytes) {
+  SampleAnswer a = Full();
+  a.modules[1].path = "/tmp/\xff.so";
+  std::string direct;
+  AppendSnapshotResponse(a, &direct);
+  std::string direct_elements;
+  AppendBatchElement(a, &direct_elements);
+  std::vector<std::string> kept;
+  for (const SampleAnswer::Module& m : a.modules) kept.push_back(EncodeModule(m));
+  for (size_t i = 0; i < a.modules.size(); ++i) {
+    a.modules[i] = SampleAnswer::Module();  // fields gone: only the bytes count
+    a.modules[i].encoded = &kept[i];
+  }
+  std::string cached;
+  AppendSnapshotResponse(a, &cached);
+  EXPECT_EQ(cached, direct);
+  std::string cached_elements;
+  AppendBatchElement(a, &cached_elements);
+  EXPECT_EQ(cached_elements, direct_elements);
 }
 
 TEST(ResponseEncoderTest, ZerosAreLeftOutButModuleZeroIsNot) {

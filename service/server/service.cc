@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "grpc/slice.h"
 #include "service/common/convert.h"
+#include "service/server/batch_reader.h"
 #include "service/server/core_files.h"
 #include "service/server/snapshot_messages.h"
 #include "service/server/unwind.h"
@@ -71,7 +74,9 @@ UnwinderService::UnwinderService(const ServiceOptions& options,
   // The snapshot streams answer with bytes they encode themselves
   // (response_encoder.h) instead of SnapshotResponse messages: the same
   // RPCs and wire format, with handlers whose response type is the raw
-  // ByteBuffer. MarkMethodStreamed is gRPC's way to give a method another
+  // ByteBuffer; UnwindSnapshotBatches also reads raw messages, which the
+  // batch reader parses (batch_reader.h). MarkMethodStreamed is gRPC's way
+  // to give a method another
   // synchronous handler (for a bidi stream, as here, it changes nothing
   // else). The indexes are the methods' order in proto/unwinder.proto.
   MarkMethodStreamed(
@@ -85,10 +90,10 @@ UnwinderService::UnwinderService(const ServiceOptions& options,
           this));
   MarkMethodStreamed(
       kUnwindSnapshotBatchesMethod,
-      new grpc::internal::BidiStreamingHandler<UnwinderService, v1::SnapshotBatch,
+      new grpc::internal::BidiStreamingHandler<UnwinderService, grpc::ByteBuffer,
                                                grpc::ByteBuffer>(
           [](UnwinderService* service, grpc::ServerContext* context,
-             grpc::ServerReaderWriter<grpc::ByteBuffer, v1::SnapshotBatch>* stream) {
+             grpc::ServerReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>* stream) {
             return service->StreamSnapshotBatches(context, stream);
           },
           this));
@@ -325,10 +330,57 @@ grpc::Status UnwinderService::UnwindCore(
                         [&] { return UnwindCoreFile(*caller, core, env); }));
 }
 
+// A message's answers, encoded (response_encoder.h) straight into gRPC
+// slices that become the reply as they are: the room is not zeroed first,
+// and the bytes are not copied into the reply after (for 64 samples of a
+// few hundred frames, ~0.5 MB each way). A chunk holds the answers of
+// many samples; the reply is a ByteBuffer of the chunks' used parts.
+class SliceSink final : public AnswerSink {
+ public:
+  char* Reserve(size_t n) override {
+    if (static_cast<size_t>(end_ - next_) < n) NewChunk(n);
+    return next_;
+  }
+  void Commit(char* end) override { next_ = end; }
+
+  // The answers so far, as a message; the sink is empty after.
+  grpc::ByteBuffer Take() {
+    Close();
+    grpc::ByteBuffer out(slices_.data(), slices_.size());
+    slices_.clear();
+    return out;
+  }
+
+ private:
+  static constexpr size_t kChunkBytes = 256 << 10;
+
+  // The used part of the current chunk goes to the reply.
+  void Close() {
+    if (chunk_.size() == 0) return;
+    const size_t used = static_cast<size_t>(next_ - start_);
+    if (used > 0) slices_.push_back(chunk_.sub(0, used));
+    chunk_ = grpc::Slice();
+    start_ = next_ = end_ = nullptr;
+  }
+  void NewChunk(size_t n) {
+    Close();
+    // grpc_slice_malloc: uninitialised, ours alone until it is sent.
+    grpc_slice s = grpc_slice_malloc(std::max(n, kChunkBytes));
+    start_ = next_ = reinterpret_cast<char*>(GRPC_SLICE_START_PTR(s));
+    end_ = start_ + GRPC_SLICE_LENGTH(s);
+    chunk_ = grpc::Slice(s, grpc::Slice::STEAL_REF);
+  }
+
+  std::vector<grpc::Slice> slices_;
+  grpc::Slice chunk_;
+  char* start_ = nullptr;
+  char* next_ = nullptr;
+  char* end_ = nullptr;
+};
+
 // What a snapshot stream keeps from sample to sample: the caller's session
-// (one address space per mapping table), the counters, and the buffers each
-// message's answer is encoded in (response_encoder.h; reused, so a warm
-// stream allocates nothing per sample for its responses).
+// (one address space per mapping table), the counters, and the answer each
+// sample is unwound into (reused) and the slices they are encoded in.
 class UnwinderService::SnapshotStream {
  public:
   SnapshotStream(UnwinderService& service, grpc::ServerContext* context,
@@ -364,9 +416,15 @@ class UnwinderService::SnapshotStream {
   // and those not begun get DEADLINE_EXCEEDED. A sample that cannot be
   // unwound is answered with its error; a non-OK status (shutdown, the
   // stream's sample limit, a cancelled client) ends the stream.
-  absl::Status Samples(int n, absl::FunctionRef<const v1::SnapshotRequest&(int)> request,
-                       bool batch) {
-    out_.clear();
+  // A sample of a message, and its stack copy (the request's own, or
+  // borrowed from the received bytes: batch_reader.h).
+  struct SampleInput {
+    const v1::SnapshotRequest& request;
+    absl::Span<const uint8_t> stack;
+  };
+
+  absl::Status Samples(int n, absl::FunctionRef<SampleInput(int)> request, bool batch) {
+    out_.Take();  // nothing left of a message whose reply was not sent
     if (service_.shutting_down_.load()) {
       return absl::UnavailableError("unwindd is shutting down");
     }
@@ -402,10 +460,7 @@ class UnwinderService::SnapshotStream {
   }
 
   // The bytes Samples() encoded.
-  grpc::ByteBuffer Reply() const {
-    grpc::Slice slice(out_.data(), out_.size());
-    return grpc::ByteBuffer(&slice, 1);
-  }
+  grpc::ByteBuffer Reply() { return out_.Take(); }
 
   // The checks and tables of a batch, before its samples (BeginBatch):
   // InvalidArgument (ending the stream) for too many samples or a table
@@ -427,11 +482,11 @@ class UnwinderService::SnapshotStream {
   // One sample (`error` not OK: answered with it, not unwound), encoded
   // into out_ at once: its answer's strings are the session's until the
   // next sample.
-  void Answer(const v1::SnapshotRequest& request, const std::atomic<bool>* cancel,
+  void Answer(const SampleInput& in, const std::atomic<bool>* cancel,
               const absl::Status& error, bool batch) {
     unwinder::StopReason stop = unwinder::StopReason::kEndOfStack;
-    absl::Status s =
-        AnswerSample(*session_, request, cancel, error, batch, &answer_, &out_, &stop);
+    absl::Status s = AnswerSample(*session_, in.request, in.stack, cancel, error, batch,
+                                  &answer_, out_, &stop);
     if (s.ok()) {
       log_.AddStack(stop, answer_.frames.size());
     } else {
@@ -445,7 +500,7 @@ class UnwinderService::SnapshotStream {
   std::optional<SnapshotSession> session_;
   uint64_t count_ = 0;
   SampleAnswer answer_;
-  std::string out_;
+  SliceSink out_;
 };
 
 grpc::Status UnwinderService::StreamSnapshots(
@@ -460,7 +515,13 @@ grpc::Status UnwinderService::StreamSnapshots(
   while (stream->Read(&request)) {
     Busy busy(this);
     absl::Status s = samples.Samples(
-        1, [&](int) -> const v1::SnapshotRequest& { return request; }, /*batch=*/false);
+        1,
+        [&](int) -> SnapshotStream::SampleInput {
+          return {request, absl::MakeConstSpan(
+                               reinterpret_cast<const uint8_t*>(request.stack().data()),
+                               request.stack().size())};
+        },
+        /*batch=*/false);
     if (!s.ok()) return samples.Finish(s);
     samples.Flush();
     if (!stream->Write(samples.Reply())) {
@@ -472,16 +533,29 @@ grpc::Status UnwinderService::StreamSnapshots(
 
 grpc::Status UnwinderService::StreamSnapshotBatches(
     grpc::ServerContext* context,
-    grpc::ServerReaderWriter<grpc::ByteBuffer, v1::SnapshotBatch>* stream) {
+    grpc::ServerReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>* stream) {
   SnapshotStream samples(*this, context, "UnwindSnapshotBatches");
   if (absl::Status s = samples.Open(); !s.ok()) return samples.Finish(s);
-  v1::SnapshotBatch batch;
-  while (stream->Read(&batch)) {
+  // Each message as received, parsed by the batch reader: the samples'
+  // stack copies are used where they lie in the received bytes instead of
+  // being copied by protobuf. Both are reused from message to message.
+  grpc::ByteBuffer bytes;
+  ReceivedBatch received;
+  while (stream->Read(&bytes)) {
     Busy busy(this);
+    const bool parsed = received.Parse(bytes);
+    bytes.Clear();  // the reader holds the slices
+    if (!parsed) {
+      return samples.Finish(
+          absl::InvalidArgumentError("a message that does not parse as a SnapshotBatch"));
+    }
+    const v1::SnapshotBatch& batch = received.batch();
     if (absl::Status s = samples.DefineTables(batch); !s.ok()) return samples.Finish(s);
     absl::Status s = samples.Samples(
         batch.samples_size(),
-        [&](int i) -> const v1::SnapshotRequest& { return batch.samples(i); },
+        [&](int i) -> SnapshotStream::SampleInput {
+          return {batch.samples(i), received.stack(i)};
+        },
         /*batch=*/true);
     if (!s.ok()) return samples.Finish(s);
     samples.ReleaseTables(batch);

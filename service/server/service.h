@@ -77,7 +77,7 @@ class UnwinderService final : public v1::Unwinder::Service {
       grpc::ServerReaderWriter<grpc::ByteBuffer, v1::SnapshotRequest>* stream);
   grpc::Status StreamSnapshotBatches(
       grpc::ServerContext* context,
-      grpc::ServerReaderWriter<grpc::ByteBuffer, v1::SnapshotBatch>* stream);
+      grpc::ServerReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>* stream);
   grpc::Status GetStats(grpc::ServerContext* context,
                         const v1::GetStatsRequest* request,
                         v1::Stats* response) override;

@@ -24,14 +24,16 @@ void EndBatch(SnapshotSession& session, const v1::SnapshotBatch& batch) {
 }
 
 absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& request,
+                          absl::Span<const uint8_t> stack,
                           const std::atomic<bool>* cancel, const absl::Status& error,
-                          bool batch, SampleAnswer* answer, std::string* out,
+                          bool batch, SampleAnswer* answer, AnswerSink& out,
                           unwinder::StopReason* stop) {
   // The answer's strings are the session's until the next sample: encoded
   // at once.
   answer->Clear();
   answer->sample_id = request.sample_id();
-  absl::Status s = error.ok() ? session.Unwind(request, cancel, answer, stop) : error;
+  absl::Status s =
+      error.ok() ? session.Unwind(request, stack, cancel, answer, stop) : error;
   if (!s.ok()) answer->error = s;
   if (batch) {
     AppendBatchElement(*answer, out);
@@ -39,6 +41,25 @@ absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& r
     AppendSnapshotResponse(*answer, out);
   }
   return s;
+}
+
+absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& request,
+                          const std::atomic<bool>* cancel, const absl::Status& error,
+                          bool batch, SampleAnswer* answer, AnswerSink& out,
+                          unwinder::StopReason* stop) {
+  return AnswerSample(session, request,
+                      absl::MakeConstSpan(
+                          reinterpret_cast<const uint8_t*>(request.stack().data()),
+                          request.stack().size()),
+                      cancel, error, batch, answer, out, stop);
+}
+
+absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& request,
+                          const std::atomic<bool>* cancel, const absl::Status& error,
+                          bool batch, SampleAnswer* answer, std::string* out,
+                          unwinder::StopReason* stop) {
+  StringSink sink(out);
+  return AnswerSample(session, request, cancel, error, batch, answer, sink, stop);
 }
 
 }  // namespace unwindd::service

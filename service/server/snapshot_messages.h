@@ -44,10 +44,20 @@ void EndBatch(SnapshotSession& session, const v1::SnapshotBatch& batch);
 
 // Unwinds `request` (or, if `error` is not OK, answers it with `error`
 // without unwinding) into `*answer` and appends the encoded answer to
-// `*out`: an element of SnapshotBatchResponse.responses when `batch`,
+// `out`: an element of SnapshotBatchResponse.responses when `batch`,
 // else a whole SnapshotResponse. Returns the sample's status (its error
 // is in the answer; the stream goes on). `*stop` (if given) gets why the
 // walk stopped.
+absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& request,
+                          const std::atomic<bool>* cancel, const absl::Status& error,
+                          bool batch, SampleAnswer* answer, AnswerSink& out,
+                          unwinder::StopReason* stop = nullptr);
+// The same with the stack copy given apart (SnapshotSession::Unwind's).
+absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& request,
+                          absl::Span<const uint8_t> stack,
+                          const std::atomic<bool>* cancel, const absl::Status& error,
+                          bool batch, SampleAnswer* answer, AnswerSink& out,
+                          unwinder::StopReason* stop = nullptr);
 absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& request,
                           const std::atomic<bool>* cancel, const absl::Status& error,
                           bool batch, SampleAnswer* answer, std::string* out,

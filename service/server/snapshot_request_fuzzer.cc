@@ -10,7 +10,11 @@
 //
 // Every answer must parse back as the message the client expects (so it
 // is valid protobuf, with valid UTF-8 in every string field), one element
-// per sample, carrying the sample's error code when it has one.
+// per sample, carrying the sample's error code when it has one. And the
+// batch reader the server parses UnwindSnapshotBatches messages with
+// (batch_reader.h) must make of the bytes, split into slices in two ways,
+// what protobuf makes of them: refuse the same inputs, and otherwise give
+// the same message, stacks put back.
 //
 // What the fuzzer confines, so that it never opens a host file or reads
 // another process (the caller is nobody, as an unprivileged local user):
@@ -63,6 +67,7 @@
 #include "proc/core_target.h"
 #include "proto/unwinder.pb.h"
 #include "service/server/auth.h"
+#include "service/server/batch_reader.h"
 #include "service/server/binaries.h"
 #include "service/server/response_encoder.h"
 #include "service/server/snapshot_messages.h"
@@ -185,9 +190,49 @@ void CheckAnswer(const v1::SnapshotResponse& got, const v1::SnapshotRequest& r,
   }
 }
 
+std::string Deterministic(const v1::SnapshotBatch& b) {
+  std::string bytes;
+  google::protobuf::io::StringOutputStream s(&bytes);
+  google::protobuf::io::CodedOutputStream out(&s);
+  out.SetSerializationDeterministic(true);
+  b.SerializeToCodedStream(&out);
+  out.Trim();
+  return bytes;
+}
+
+// The batch reader against protobuf's parse (`parsed`: whether protobuf
+// took the bytes, `want` what it made of them).
+void CheckBatchReader(const uint8_t* data, size_t size, bool parsed,
+                      const v1::SnapshotBatch& want) {
+  const size_t pieces[] = {size + 1, size == 0 ? 1 : 1 + data[size - 1] % 61u};
+  for (size_t piece : pieces) {
+    std::vector<grpc::Slice> slices;
+    for (size_t at = 0; at < size; at += piece) {
+      slices.emplace_back(data + at, std::min(piece, size - at));
+    }
+    ReceivedBatch in;
+    if (in.Parse(std::move(slices)) != parsed) {
+      Die(absl::StrCat("the batch reader ", parsed ? "refused" : "took",
+                       " a message protobuf ", parsed ? "takes" : "refuses"));
+    }
+    if (!parsed) continue;
+    v1::SnapshotBatch got = in.batch();
+    for (int i = 0; i < got.samples_size(); ++i) {
+      if (!got.samples(i).stack().empty()) Die("the batch reader left a stack in a sample");
+      got.mutable_samples(i)->set_stack(
+          std::string(in.stack(i).begin(), in.stack(i).end()));
+    }
+    if (Deterministic(got) != Deterministic(want)) {
+      Die("the batch reader's message is not protobuf's");
+    }
+  }
+}
+
 void Run(const uint8_t* data, size_t size) {
   v1::SnapshotBatch batch;
-  if (!batch.ParseFromArray(data, static_cast<int>(size))) return;  // gRPC refuses it too
+  const bool parsed = batch.ParseFromArray(data, static_cast<int>(size));
+  CheckBatchReader(data, size, parsed, batch);
+  if (!parsed) return;  // gRPC refuses it too
   for (v1::MappingTable& t : *batch.mutable_mapping_tables()) {
     ConfineTable(t.mutable_mappings(), t.mutable_sysroot(), t.mutable_path_map());
   }

@@ -45,15 +45,12 @@
 // mapping table). The run fails (SkipWithError) on
 // any error response, on a response out of order, or on frames that differ
 // from the in-process unwind of the same sample.
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,6 +60,8 @@
 #include "absl/time/clock.h"
 #include "benchmark/benchmark.h"
 #include "proc/snapshot_target.h"
+#include "service/common/snapshot_requests.h"
+#include "service/server/testing/process_cpu.h"
 #include "service/server/testing/server_fixture.h"
 #include "testdata/harness/subprocess.h"
 #include "testdata/harness/tools.h"
@@ -101,6 +100,9 @@ class grpc::SerializationTraits<unwindd::service::RawBatch> {
 namespace unwindd::service {
 namespace {
 
+using testing::ProcessCpuSeconds;
+using testing::ProcessStartTime;
+using testing::SelfCpuSeconds;
 using testing::ServerProcess;
 
 // Frames a sample must have to count as a "30-frame stack" sample.
@@ -128,49 +130,26 @@ v1::SnapshotRequest ToRequest(const proc::Snapshot& s) {
   v1::SnapshotRequest r;
   r.set_tid(s.tid);
   r.set_arch(v1::ARCH_X86_64);
-  for (int reg = 0; reg < 17; ++reg) {
-    if (s.registers.Valid(reg)) {
-      (*r.mutable_dwarf_registers()->mutable_values())[reg] = s.registers.Get(reg);
-    }
-  }
+  DwarfRegistersToProto(s.registers, r.mutable_dwarf_registers());
   r.set_stack_address(s.stack_address);
   r.set_stack(std::string(s.stack.begin(), s.stack.end()));
   for (const proc::SnapshotMapping& sm : s.mappings) {
     const proc::Mapping& m = sm.mapping;
-    v1::Mapping* pm = r.add_mappings();
-    pm->set_start(m.start);
-    pm->set_end(m.end);
-    pm->set_offset(m.offset);
-    pm->set_path(m.path);
-    pm->set_read(m.read);
-    pm->set_write(m.write);
-    pm->set_exec(m.exec);
+    proc::SnapshotMapping sent{m, nullptr, nullptr, ""};
     if (m.IsFileBacked()) {
       absl::StatusOr<std::shared_ptr<unwinder::Module>> mod =
           unwinder::Module::OpenFile(m.path);
-      if (mod.ok()) pm->set_build_id((*mod)->build_id());
+      if (mod.ok()) sent.build_id = (*mod)->build_id();
     } else if (m.path == "[vdso]" && sm.image != nullptr) {
       // Our own vDSO: the server may stand in its copy for this one.
       unwinder::ModuleCache cache;
       absl::StatusOr<std::shared_ptr<unwinder::Module>> mod =
           cache.GetImage(*sm.image, "[vdso]");
-      if (mod.ok()) pm->set_build_id((*mod)->build_id());
+      if (mod.ok()) sent.build_id = (*mod)->build_id();
     }
+    MappingToProto(sent, /*with_image=*/false, r.add_mappings());
   }
   return r;
-}
-
-// Field 22 of /proc/PID/stat (starttime), 0 if unreadable.
-uint64_t ProcessStartTime(pid_t pid) {
-  std::ifstream f(absl::StrCat("/proc/", pid, "/stat"));
-  std::string line;
-  std::getline(f, line);
-  std::istringstream rest(line.substr(line.rfind(')') + 2));
-  std::string field;
-  for (int i = 3; rest >> field; ++i) {
-    if (i == 22) return std::stoull(field);
-  }
-  return 0;
 }
 
 World& GetWorld(size_t stack_bytes) {
@@ -220,32 +199,6 @@ World& GetWorld(size_t stack_bytes) {
   }
   if (w.samples.empty()) w.error = "no sample of 20-60 frames was captured";
   return w;
-}
-
-// utime + stime of `pid`, every thread, dead ones included.
-double ProcessCpuSeconds(pid_t pid) {
-  std::ifstream f(absl::StrCat("/proc/", pid, "/stat"));
-  std::string line;
-  std::getline(f, line);
-  // Fields after the command (which may hold spaces) start after ") ".
-  std::istringstream rest(line.substr(line.rfind(')') + 2));
-  std::string field;
-  uint64_t utime = 0, stime = 0;
-  for (int i = 3; rest >> field; ++i) {
-    if (i == 14) utime = std::stoull(field);
-    if (i == 15) {
-      stime = std::stoull(field);
-      break;
-    }
-  }
-  return static_cast<double>(utime + stime) / sysconf(_SC_CLK_TCK);
-}
-
-double SelfCpuSeconds() {
-  rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  auto sec = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
-  return sec(ru.ru_utime) + sec(ru.ru_stime);
 }
 
 // perf_event_x86_regs order: AX BX CX DX SI DI BP SP IP, then R8-R15 at 16.

@@ -139,11 +139,12 @@ SnapshotSession::SnapshotSession(Caller caller, UnwindEnv env, BuildIdIndex& ind
                           limits.max_mappings, limits.max_path_maps,
                           limits.max_image_bytes}) {}
 
-absl::Status SnapshotSession::Validate(const v1::SnapshotRequest& r) const {
-  if (r.stack().size() > limits_.max_stack_bytes) {
+absl::Status SnapshotSession::Validate(const v1::SnapshotRequest& r,
+                                       absl::Span<const uint8_t> stack) const {
+  if (stack.size() > limits_.max_stack_bytes) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "stack copy of %d bytes is over the server's limit of %d",
-        r.stack().size(), limits_.max_stack_bytes));
+        stack.size(), limits_.max_stack_bytes));
   }
   if (r.perf_registers().values_size() > kMaxRegisterValues ||
       r.dwarf_registers().values_size() > kMaxRegisterValues) {
@@ -346,6 +347,7 @@ void SnapshotSession::DropSpace(TableState& t) {
   t.counted.reset();
   t.target.reset();
   t.module_rows.clear();
+  t.module_answers.clear();
 }
 
 absl::Status SnapshotSession::EnsureSpace(const std::shared_ptr<TableState>& table,
@@ -396,9 +398,63 @@ absl::Status SnapshotSession::EnsureSpace(const std::shared_ptr<TableState>& tab
   return absl::OkStatus();
 }
 
-unwinder::ThreadStack SnapshotSession::Walk(TableState& t, const arch::RegisterSet& regs,
-                                            const unwinder::UnwindOptions& options) {
-  return unwinder::UnwindRegisters(*t.space, t.counted->memory(), regs, options);
+unwinder::ThreadStack& SnapshotSession::Walk(TableState& t, const arch::RegisterSet& regs,
+                                             const unwinder::UnwindOptions& options) {
+  // Into the session's own stack, whose frames keep their room from sample
+  // to sample: no allocation per sample.
+  unwinder::UnwindRegistersInto(*t.space, t.counted->memory(), regs, options, &walk_);
+  return walk_;
+}
+
+const std::string& SnapshotSession::EncodedModule(TableState& t, int module) {
+  const unwinder::MappedModule& mm = t.space->modules()[module];
+  TableState::ModuleAnswer& cached = t.module_answers[module];
+  if (cached.built &&
+      (cached.with_debug_info || mm.module == nullptr || !mm.module->debug_info())) {
+    return cached.bytes;
+  }
+  SampleAnswer::Module m;
+  m.path = mm.path;
+  m.build_id = mm.module ? mm.module->build_id() : mm.recorded_build_id;
+  m.start = mm.start;
+  m.end = mm.end;
+  // The file offset at `start`: its lowest mapping's (sorted by start).
+  m.offset = mm.mappings.empty() ? 0 : mm.mappings.front().offset;
+  m.load_bias = mm.load_bias;
+  int& row = t.module_rows[module];
+  if (row < 0) {
+    row = static_cast<int>(t.mappings.size());  // none
+    for (size_t i = 0; i < t.mappings.size(); ++i) {
+      if (t.mappings[i].mapping.start == mm.start) {
+        row = static_cast<int>(i);
+        break;
+      }
+    }
+  }
+  if (row < static_cast<int>(t.opened_paths.size())) {
+    m.file = t.opened_paths[row];
+    // The table had no file for it: what the locators found instead
+    // (a build-id directory, debuginfod's cache), as UnwindTarget says.
+    if (t.mappings[row].file == nullptr && mm.file != mm.path) m.file = mm.file;
+  }
+  const std::string error(mm.open_status.message());
+  m.error = error;
+  m.build_id_mismatch = mm.mismatch;
+  m.from_memory = mm.from_memory;
+  m.load_bias_unknown = !mm.bias_known;
+  m.fetched = mm.fetched;
+  cached.with_debug_info = false;
+  if (mm.module != nullptr) {
+    if (std::optional<unwinder::DebugInfo> d = mm.module->debug_info()) {
+      m.debug_file = std::move(d->path);
+      m.debug_kind = std::move(d->kind);
+      m.debug_fetched = d->fetched;
+      cached.with_debug_info = true;
+    }
+  }
+  cached.bytes = EncodeModule(m);
+  cached.built = true;
+  return cached.bytes;
 }
 
 void SnapshotSession::FillAnswer(const unwinder::ThreadStack& st, TableState& t,
@@ -407,8 +463,11 @@ void SnapshotSession::FillAnswer(const unwinder::ThreadStack& st, TableState& t,
   out->stop = ToProto(st.stop);
   out->stop_detail = st.stop_detail;
   const std::vector<unwinder::MappedModule>& modules = t.space->modules();
-  answer_index_.assign(modules.size(), -1);
-  if (t.module_rows.size() != modules.size()) t.module_rows.assign(modules.size(), -1);
+  // Grown, never cleared: the entries a sample set are reset after it.
+  if (answer_index_.size() < modules.size()) answer_index_.resize(modules.size(), -1);
+  if (t.module_rows.size() < modules.size()) t.module_rows.resize(modules.size(), -1);
+  if (t.module_answers.size() < modules.size()) t.module_answers.resize(modules.size());
+  answer_modules_.clear();
   out->frames.reserve(st.frames.size());
   for (const unwinder::Frame& f : st.frames) {
     SampleAnswer::Frame& af = out->frames.emplace_back();
@@ -416,54 +475,31 @@ void SnapshotSession::FillAnswer(const unwinder::ThreadStack& st, TableState& t,
     af.sp = f.sp;
     af.method = ToProto(f.method);
     if (f.module < 0 || static_cast<size_t>(f.module) >= modules.size()) continue;
-    const unwinder::MappedModule& mm = modules[f.module];
     int& index = answer_index_[f.module];
     if (index < 0) {
       index = static_cast<int>(out->modules.size());
-      SampleAnswer::Module& m = out->modules.emplace_back();
-      m.path = mm.path;
-      m.build_id = mm.module ? mm.module->build_id() : mm.recorded_build_id;
-      m.start = mm.start;
-      m.end = mm.end;
-      // The file offset at `start`: its lowest mapping's (sorted by start).
-      m.offset = mm.mappings.empty() ? 0 : mm.mappings.front().offset;
-      m.load_bias = mm.load_bias;
-      int& row = t.module_rows[f.module];
-      if (row < 0) {
-        row = static_cast<int>(t.mappings.size());  // none
-        for (size_t i = 0; i < t.mappings.size(); ++i) {
-          if (t.mappings[i].mapping.start == mm.start) {
-            row = static_cast<int>(i);
-            break;
-          }
-        }
-      }
-      if (row < static_cast<int>(t.opened_paths.size())) {
-        m.file = t.opened_paths[row];
-        // The table had no file for it: what the locators found instead
-        // (a build-id directory, debuginfod's cache), as UnwindTarget says.
-        if (t.mappings[row].file == nullptr && mm.file != mm.path) m.file = mm.file;
-      }
-      m.error = mm.open_status.message();
-      m.build_id_mismatch = mm.mismatch;
-      m.from_memory = mm.from_memory;
-      m.load_bias_unknown = !mm.bias_known;
-      m.fetched = mm.fetched;
-      if (mm.module != nullptr) {
-        if (std::optional<unwinder::DebugInfo> d = mm.module->debug_info()) {
-          m.debug_file = std::move(d->path);
-          m.debug_kind = std::move(d->kind);
-          m.debug_fetched = d->fetched;
-        }
-      }
+      out->modules.emplace_back().encoded = &EncodedModule(t, f.module);
+      answer_modules_.push_back(f.module);
     }
     af.module = index;
     af.rel_pc = f.rel_pc;
-    af.file_offset = unwinder::FileOffsetOf(mm, f.pc);
+    af.file_offset = unwinder::FileOffsetOf(modules[f.module], f.pc);
   }
+  for (int m : answer_modules_) answer_index_[m] = -1;
 }
 
 absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
+                                     const std::atomic<bool>* cancel,
+                                     SampleAnswer* out,
+                                     unwinder::StopReason* stop) {
+  return Unwind(r,
+                absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(r.stack().data()),
+                                    r.stack().size()),
+                cancel, out, stop);
+}
+
+absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
+                                     absl::Span<const uint8_t> stack,
                                      const std::atomic<bool>* cancel,
                                      SampleAnswer* out,
                                      unwinder::StopReason* stop) {
@@ -478,7 +514,7 @@ absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
     // Id 0 is kept nowhere, so only this sample can be told.
     if (r.mapping_table().id() == 0) return s;
   }
-  absl::Status s = Validate(r);
+  absl::Status s = Validate(r, stack);
   if (!s.ok()) return s;
   absl::StatusOr<arch::Arch> a = FromProto(r.arch());
   if (!a.ok()) return a.status();
@@ -516,8 +552,6 @@ absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
           : static_cast<int>(std::min<uint32_t>(r.max_frames(), limits_.max_frames));
   options.cancel = cancel;
   options.sources = *sources;
-  const absl::Span<const uint8_t> stack(
-      reinterpret_cast<const uint8_t*>(r.stack().data()), r.stack().size());
 
   // Live memory is cached for this sample only: the process runs on.
   std::unique_ptr<memory::Memory> process;
@@ -531,7 +565,7 @@ absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
   s = t.target->SetSample(
       {r.tid(), *regs, r.stack_address(), stack, touched ? &*touched : nullptr});
   if (!s.ok()) return s;
-  unwinder::ThreadStack stack_out = Walk(t, *regs, options);
+  unwinder::ThreadStack* stack_out = &Walk(t, *regs, options);
   t.target->ClearSample();
   if (touched && touched->touched() && !pids_.StillThere(r.pid())) {
     // The pid may have been another process's by the time it was read:
@@ -544,12 +578,12 @@ absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
     if (!s.ok()) return s;
     s = t.target->SetSample({r.tid(), *regs, r.stack_address(), stack, nullptr});
     if (!s.ok()) return s;
-    stack_out = Walk(t, *regs, options);
+    stack_out = &Walk(t, *regs, options);
     t.target->ClearSample();
   }
-  stack_out.tid = r.tid();
-  if (stop != nullptr) *stop = stack_out.stop;
-  FillAnswer(stack_out, t, out);
+  stack_out->tid = r.tid();
+  if (stop != nullptr) *stop = stack_out->stop;
+  FillAnswer(*stack_out, t, out);
   if (r.pid() > 0 && !pid.live) out->pid_ignored_reason = std::move(pid.reason);
   return absl::OkStatus();
 }

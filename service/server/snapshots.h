@@ -136,6 +136,12 @@ class SnapshotSession {
   // `*stop` (if given) gets why the walk stopped.
   absl::Status Unwind(const v1::SnapshotRequest& r, const std::atomic<bool>* cancel,
                       SampleAnswer* out, unwinder::StopReason* stop = nullptr);
+  // The same with the sample's stack copy given apart (r.stack() is then
+  // not read): a batch reader's, borrowed from the received bytes
+  // (batch_reader.h). `stack` must stay valid until it returns.
+  absl::Status Unwind(const v1::SnapshotRequest& r, absl::Span<const uint8_t> stack,
+                      const std::atomic<bool>* cancel, SampleAnswer* out,
+                      unwinder::StopReason* stop = nullptr);
 
   const MappingTables& tables() const { return tables_; }
 
@@ -147,7 +153,7 @@ class SnapshotSession {
     std::string reason;   // why not live
   };
 
-  absl::Status Validate(const v1::SnapshotRequest& r) const;
+  absl::Status Validate(const v1::SnapshotRequest& r, absl::Span<const uint8_t> stack) const;
   // The sample's table (see the file comment), resolved.
   absl::StatusOr<std::shared_ptr<TableState>> TableFor(const v1::SnapshotRequest& r,
                                                        const PidUse& pid);
@@ -159,10 +165,13 @@ class SnapshotSession {
   absl::Status EnsureSpace(const std::shared_ptr<TableState>& t, arch::Arch a,
                            const v1::SnapshotRequest& r);
   void DropSpace(TableState& t);
-  // Unwinds the sample set on `t.target`.
-  unwinder::ThreadStack Walk(TableState& t, const arch::RegisterSet& regs,
-                             const unwinder::UnwindOptions& options);
+  // Unwinds the sample set on `t.target` into walk_.
+  unwinder::ThreadStack& Walk(TableState& t, const arch::RegisterSet& regs,
+                              const unwinder::UnwindOptions& options);
   void FillAnswer(const unwinder::ThreadStack& stack, TableState& t, SampleAnswer* out);
+  // The answer's Module message for module `module` of `t.space`, kept in
+  // `t` (TableState::module_answers).
+  const std::string& EncodedModule(TableState& t, int module);
 
   // The file for `path` (already path-mapped), verified against `build_id`
   // or else `id` when given; null when there is none the caller may read.
@@ -199,8 +208,12 @@ class SnapshotSession {
   std::vector<std::weak_ptr<TableState>> with_space_;
   uint64_t clock_ = 0;
   // Per module of the current space: its index in the answer (-1: not yet
-  // in it). Reused from sample to sample.
+  // in it), and the modules a sample put in its answer (reset after it).
+  // Reused from sample to sample.
   std::vector<int> answer_index_;
+  std::vector<int> answer_modules_;
+  // The walk of the current sample (Walk), reused.
+  unwinder::ThreadStack walk_;
 };
 
 }  // namespace unwindd::service

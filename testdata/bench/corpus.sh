@@ -12,7 +12,13 @@
 # ip --no-inline` (its reader and its unwinder, printing addresses only)
 # and of `cat FILE` (reading every byte once: the floor), each the median
 # of RUNS runs taken in turn by wall_runs; the ratios; the page faults and
-# peak RSS of each. Keeps OUT_DIR's recordings for the caller.
+# peak RSS of each; and the server path: the recording sent through one
+# unwindd (started here for the whole table, on a temporary Unix socket)
+# by perf_replay, as a profiler backend sends samples (UnwindSnapshotBatches,
+# batches of 64, the mapping tables once), every answer checked against an
+# in-process unwind of the same sample: samples per CPU-second of the
+# server (utime + stime; the median of RUNS passes after a warm-up pass)
+# and its µs per sample. Keeps OUT_DIR's recordings for the caller.
 #
 # What the corpus varies, because each changes the cost: the stack copy (8
 # to 64 KiB), the depth (5 to 500 frames) and frame size (16 B to 2 KiB),
@@ -27,8 +33,15 @@ B=testdata/bench
 C=testdata/bench/corpus
 mkdir -p "$OUT"
 pids=()
+server_pid=
+server_dir=
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
+stop_server() {
+  [[ -n "$server_pid" ]] && { kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null || true; }
+  [[ -n "$server_dir" ]] && rm -rf "$server_dir"
+  server_pid=; server_dir=
+}
+trap 'cleanup; stop_server' EXIT
 
 # Go and Rust are built here, from their sources, with Debian's compilers
 # (Bazel 4 has no rules for them offline).
@@ -108,22 +121,41 @@ while read -r name stack prog args; do
   stop_all
 done <<<"$CORPUS"
 
-printf '%-15s %6s %7s | %9s %9s %6s | %9s %6s | %7s %7s %7s | %7s %7s %7s\n' \
+# The server for the server columns: the real unwindd on a socket of its
+# own. As root it keeps only the capabilities it needs (the caller is root
+# too, so it may open every file a recording names); as another user it
+# has none and opens files as that user, who recorded them.
+server_dir=$(mktemp -d)
+service/unwindd --listen="unix:$server_dir/unwindd.sock" --request-log=none \
+  2>"$server_dir/stderr.log" &
+server_pid=$!
+for _ in $(seq 200); do [[ -S "$server_dir/unwindd.sock" ]] && break; sleep 0.05; done
+
+printf '%-15s %6s %7s | %9s %9s %6s | %9s %6s | %7s %7s %7s | %7s %7s %7s | %9s %7s\n' \
   recording MB samples "ours ms" "perf ms" "x perf" "cat ms" "x cat" \
-  "flt us" "flt perf" "flt cat" "rss us" "rss prf" "rss cat"
+  "flt us" "flt perf" "flt cat" "rss us" "rss prf" "rss cat" "srv smp/s" "srv us"
 for name in "${names[@]}"; do
   f="$OUT/$name.data"
   samples=$(service/unwind perf "$f" --format=json -o - 2>/dev/null | grep -c '"pid"' || true)
   cat "$f" >/dev/null  # in the page cache for every command alike
   "$B/wall_runs" "$RUNS" -- service/unwind perf "$f" --format=pprof -o /dev/null \
     -- perf script -F ip --no-inline -i "$f" -- cat "$f" >"$OUT/w"
-  awk -v name="$name" -v mb="$(( $(stat -c %s "$f") / 1048576 ))" -v n="$samples" '
+  # The server path: "result k=v ..." is perf_replay's last line; a
+  # failure (an error answer, frames that differ) shows as "fail".
+  srv=$("$B/perf_replay" --server="unix:$server_dir/unwindd.sock" --server-pid="$server_pid" \
+    --check --passes="$RUNS" "$f" 2>"$OUT/$name.replay.err" | sed -n 's/^result //p' || true)
+  [[ -z "$srv" ]] && sed 's/^/  /' "$OUT/$name.replay.err" >&2
+  awk -v name="$name" -v mb="$(( $(stat -c %s "$f") / 1048576 ))" -v n="$samples" -v srv="$srv" '
     { for (i = 1; i < NF; i += 2) v[NR, $i] = $(i + 1) }
     END {
       o = v[1, "cpu_us"] / 1000; p = v[2, "cpu_us"] / 1000; c = v[3, "cpu_us"] / 1000
-      printf "%-15s %6d %7d | %9.1f %9.1f %5.1fx | %9.1f %5.2fx | %7d %7d %7d | %7d %7d %7d\n",
+      split(srv, kv, " "); for (i in kv) { split(kv[i], e, "="); s[e[1]] = e[2] }
+      printf "%-15s %6d %7d | %9.1f %9.1f %5.1fx | %9.1f %5.2fx | %7d %7d %7d | %7d %7d %7d | %9s %7s\n",
         name, mb, n, o, p, p / o, c, o / c, v[1, "faults"], v[2, "faults"], v[3, "faults"],
-        v[1, "maxrss_kb"] / 1024, v[2, "maxrss_kb"] / 1024, v[3, "maxrss_kb"] / 1024
+        v[1, "maxrss_kb"] / 1024, v[2, "maxrss_kb"] / 1024, v[3, "maxrss_kb"] / 1024,
+        srv == "" ? "fail" : s["samples_per_server_cpu_s"], srv == "" ? "fail" : s["server_us_per_sample"]
     }' "$OUT/w"
 done
-echo "(CPU: median of $RUNS runs, user + system; flt: minor page faults; rss: peak RSS, MiB)"
+echo "(CPU: median of $RUNS runs, user + system; flt: minor page faults; rss: peak RSS, MiB;"
+echo " srv: through unwindd by perf_replay, samples per server CPU-second and server µs per"
+echo " sample, median of $RUNS passes after a warm-up; every answer checked against in-process)"

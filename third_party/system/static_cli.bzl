@@ -79,6 +79,7 @@ STATIC_CLI_LINKOPTS = [
     "-l:liblzma.a",
     "-l:libbz2.a",
     "-l:libz.a",
+    "-l:libcrypto.a",
     "-l:libstdc++.a",
     "-Wl,--end-group",
 ]
