@@ -219,6 +219,7 @@ absl::Status Module::Init(Elf* elf, std::string name) {
   }
   absl::Status s = LoadSections();
   if (!s.ok()) return s;
+  go_switches_ = FindGoStackSwitches(elf);
 
   // No section headers (stripped of them, or a hostile file): find the
   // tables through PT_GNU_EH_FRAME as the dynamic linker's unwinder does.

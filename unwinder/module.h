@@ -34,6 +34,7 @@
 #include "unwinder/cfi/eh_frame_hdr.h"
 #include "unwinder/cfi/row.h"
 #include "unwinder/debug_info.h"
+#include "unwinder/go_stack_switch.h"
 #include "unwinder/method.h"
 #include "unwinder/row_budget.h"
 #include "unwinder/row_key.h"
@@ -160,6 +161,13 @@ class Module {
   const sframe::SframeSection* sframe() const { return sframe_.get(); }
   const absl::Status& sframe_status() const { return sframe_status_; }
 
+ public:
+  // Go's stack-switch function at `vaddr` (file address), or "" (a Go
+  // binary's; go_stack_switch.h).
+  absl::string_view GoStackSwitchAt(uint64_t vaddr) const {
+    return go_switches_.empty() ? absl::string_view() : go_switches_.At(vaddr);
+  }
+
  private:
   struct Segment {
     uint64_t vaddr, memsz, offset, filesz;
@@ -168,6 +176,7 @@ class Module {
   // The executable sections' (address, size): what InCode checks.
   static constexpr size_t kMaxCodeSections = 256;
   std::vector<std::pair<uint64_t, uint64_t>> code_sections_;
+  GoStackSwitches go_switches_;  // set once by Init
 
   // What fstat said of the file when it was opened (0 for images).
   struct FileStamp {

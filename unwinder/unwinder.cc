@@ -172,6 +172,14 @@ Step FramePointerStep(memory::Memory& memory, const arch::RegisterSet& regs,
     return Stop(StopReason::kNoUnwindInfo, mm->open_status.ToString());
   }
   const arch::FrameAddress file_at = ctx.at.Rebased(mm->load_bias);
+  // A Go stack switch: the frames above it are on another stack. Go's
+  // traceback stops there unless it is where the thread is.
+  const absl::string_view go_switch = mm->module->GoStackSwitchAt(file_at.LookupAddress());
+  if (!go_switch.empty() && ctx.restored_below == 0) {
+    return Stop(StopReason::kEndOfStack,
+                absl::StrFormat("Go stack switch (%s): the frames above it are on another stack",
+                                go_switch));
+  }
   SourcePolicy policy = ctx.policy;
   Step s = Stop(StopReason::kNoUnwindInfo, "");
   for (int attempt = 0; attempt < SourcePolicy::kMaxSources; ++attempt) {
@@ -184,7 +192,7 @@ Step FramePointerStep(memory::Memory& memory, const arch::RegisterSet& regs,
       // Not a trampoline (checked above, on code that cannot change) and
       // the first source's row: the next time this PC comes up, the cache
       // answers.
-      if (attempt == 0) {
+      if (attempt == 0 && go_switch.empty()) {
         if (std::optional<CompactRow> c = CompactRow::From((*row)->row, regs.info())) {
           ctx.cache.Put(RowKey(ctx.at, ctx.policy_code), ctx.module_index,
                         (*row)->method, *c);
