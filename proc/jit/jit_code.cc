@@ -131,11 +131,20 @@ std::unique_ptr<Target> WithJitCode(Target& inner, std::vector<JitRegion> region
   return std::make_unique<JitTarget>(inner, regions);
 }
 
-std::vector<JitRegion> FindJitCode(const Target& target, std::vector<std::string>* warnings) {
+std::vector<JitRegion> FindJitCode(const Target& target, std::vector<std::string>* warnings,
+                                   uint64_t max_bytes) {
   std::vector<JitRegion> out;
+  uint64_t left = max_bytes;  // for every dump together
   std::set<std::string> seen;
   for (const Mapping& m : target.mappings()) {
     if (!IsJitDumpPath(m.path) || !seen.insert(m.path).second) continue;
+    if (left == 0) {
+      if (warnings != nullptr) {
+        warnings->push_back(absl::StrCat("JIT code in ", m.path, " not used: past the limit of ",
+                                         max_bytes, " bytes of jitdumps"));
+      }
+      continue;
+    }
     absl::Status last = absl::NotFoundError("no file to read");
     bool read = false;
     for (const std::string& path : target.FileCandidates(m)) {
@@ -144,8 +153,11 @@ std::vector<JitRegion> FindJitCode(const Target& target, std::vector<std::string
         last = absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
         continue;
       }
-      absl::StatusOr<std::vector<JitRegion>> r = LoadJitDumpFile(fd, kMaxJitDumpBytes, m.path);
+      struct stat st;
+      const uint64_t size = fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+      absl::StatusOr<std::vector<JitRegion>> r = LoadJitDumpFile(fd, left, m.path);
       close(fd);
+      left -= std::min(left, size);
       if (!r.ok()) {
         last = r.status();
         continue;

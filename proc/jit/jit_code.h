@@ -59,8 +59,10 @@ std::unique_ptr<Target> WithJitCode(Target& inner, std::vector<JitRegion> region
 
 // The jitdumps `target` maps (IsJitDumpPath), each read through the
 // target's own file candidates, and their regions, in mapping order. A
-// dump that cannot be read is a warning in `warnings`, not an error.
-std::vector<JitRegion> FindJitCode(const Target& target, std::vector<std::string>* warnings);
+// dump that cannot be read is a warning in `warnings`, not an error. At
+// most `max_bytes` of dumps are read in all (a server's bound per request).
+std::vector<JitRegion> FindJitCode(const Target& target, std::vector<std::string>* warnings,
+                                   uint64_t max_bytes = kMaxJitDumpBytes);
 
 }  // namespace unwindd::proc::jit
 

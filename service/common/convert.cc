@@ -290,6 +290,7 @@ void ModulesToProto(const UnwindResult& r,
     pm->set_debug_file(Utf8Lossy(m.debug_file));
     pm->set_debug_kind(m.debug_kind);
     pm->set_debug_fetched(m.debug_fetched);
+    pm->set_jit_name(Utf8Lossy(m.jit_name));
     if (i < r.packages.size() && r.packages[i]) {
       const proc::PackageNote& n = *r.packages[i];
       v1::PackageNote* pn = pm->mutable_package();
@@ -379,6 +380,7 @@ absl::StatusOr<unwinder::ProcessStacks> FromProto(const v1::UnwindResponse& r) {
     mi.debug_file = m.debug_file();
     mi.debug_kind = m.debug_kind();
     mi.debug_fetched = m.debug_fetched();
+    mi.jit_name = m.jit_name();
     out.modules.push_back(std::move(mi));
   }
   for (const v1::ThreadStack& t : r.threads()) {

@@ -24,5 +24,27 @@ TEST(ConvertTest, EveryArchRoundTrips) {
   EXPECT_TRUE(absl::IsInvalidArgument(FromProto(static_cast<v1::Arch>(99)).status()));
 }
 
+// A JIT module's name goes out in Module.jit_name (19) and comes back.
+TEST(ConvertTest, JitNameRoundTrips) {
+  UnwindResult r;
+  unwinder::ModuleInfo m;
+  m.path = "/tmp/jitted-42-7.so";
+  m.start = 0x1000;
+  m.end = 0x2000;
+  m.jit_name = "JS:*fib /app/x.js:3:13";
+  r.stacks.modules.push_back(m);
+  unwinder::ThreadStack t;
+  t.tid = 42;
+  r.stacks.threads.push_back(t);
+  v1::UnwindResponse response;
+  ToProto(r, &response);
+  ASSERT_EQ(response.modules_size(), 1);
+  EXPECT_EQ(response.modules(0).jit_name(), m.jit_name);
+  absl::StatusOr<unwinder::ProcessStacks> back = FromProto(response);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->modules.size(), 1u);
+  EXPECT_EQ(back->modules[0].jit_name, m.jit_name);
+}
+
 }  // namespace
 }  // namespace unwindd::service

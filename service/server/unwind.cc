@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "proc/jit/jit_code.h"
 #include "proc/live_target.h"
 
 namespace unwindd::service {
@@ -44,7 +45,16 @@ std::unique_ptr<proc::Target> CountReads(proc::Target& target,
 UnwindResult UnwindAndDescribe(proc::Target& target, const UnwindEnv& env,
                                const unwinder::UnwindOptions& options) {
   std::unique_ptr<proc::Target> counted = CountReads(target, env.bytes_read);
-  return Describe(unwinder::UnwindTarget(*counted, *env.cache, options), target);
+  // Code a JIT runtime announced in a jitdump the target maps, read within
+  // the request's bound; a dump that cannot be used leaves its code to the
+  // frame-pointer rule, as before.
+  std::vector<proc::jit::JitRegion> regions =
+      proc::jit::FindJitCode(target, nullptr, kMaxJitDumpBytesPerRequest);
+  if (regions.empty()) {
+    return Describe(unwinder::UnwindTarget(*counted, *env.cache, options), target);
+  }
+  std::unique_ptr<proc::Target> jit = proc::jit::WithJitCode(*counted, std::move(regions));
+  return Describe(unwinder::UnwindTarget(*jit, *env.cache, options), *jit);
 }
 
 UnwindResult Describe(unwinder::ProcessStacks stacks, const proc::Target& target) {

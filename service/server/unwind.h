@@ -37,6 +37,10 @@ struct UnwindEnv {
 std::unique_ptr<proc::Target> CountReads(proc::Target& target,
                                          std::atomic<uint64_t>* counter);
 
+// The jitdumps one request may read (proc/jit): their bytes become the
+// ELF images of the code, held for the request.
+inline constexpr uint64_t kMaxJitDumpBytesPerRequest = uint64_t{64} << 20;
+
 // Unwinds `target` and adds each module's file offset.
 UnwindResult UnwindAndDescribe(proc::Target& target, const UnwindEnv& env,
                                const unwinder::UnwindOptions& options);
