@@ -24,10 +24,6 @@ absl::StatusOr<int64_t> PositiveNumber(absl::string_view what, absl::string_view
   return n;
 }
 
-}  // namespace
-
-namespace {
-
 // Flags that take a value: `--flag VALUE` is read as `--flag=VALUE`.
 constexpr absl::string_view kValueFlags[] = {
     "--tid", "--format", "--output", "--pid", "--comm", "--jobs", "--duration",
@@ -146,9 +142,6 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> raw
                                 "core-backtrace)"));
       }
       cmd.format_given = true;
-    } else if (a == "-o") {
-      if (i + 1 >= args.size()) return Bad("-o needs a FILE");
-      cmd.output = std::string(args[++i]);
     } else if (absl::ConsumePrefix(&a, "--output=") || absl::ConsumePrefix(&a, "-o=")) {
       cmd.output = std::string(a);
     } else if (absl::ConsumePrefix(&a, "--pid=")) {
@@ -227,8 +220,8 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> raw
     } else if (a == "--version") {
       return Bad("--version takes no command: unwind --version");
     } else if (absl::StartsWith(a, "--server=") || absl::StartsWith(a, "--tls-")) {
-      // Only unwind_remote, which takes these out first, gets here with
-      // them: see WantsServer.
+      // With --server, unwind execs unwind_remote, which takes these out
+      // before it parses: a --tls-* here came without --server.
       return Bad(absl::StrCat(a.substr(0, a.find('=')), " needs --server=ADDRESS"));
     } else if (absl::StartsWith(a, "-") && a != "-") {  // "-": stdin (perf)
       return Bad(absl::StrCat("unknown option '", a, "'"));
@@ -308,8 +301,14 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> raw
     }
   }
   if (cmd.force && !sampling) return Bad("--force is for perf and profile");
-  if (cmd.kind == Command::Kind::kHealth && cmd.format_given) {
-    return Bad("health takes no --format");
+  if (cmd.kind == Command::Kind::kHealth || cmd.kind == Command::Kind::kStats) {
+    if (!cmd.tids.empty() || cmd.max_frames != 0 || cmd.sources_given ||
+        !cmd.debug_dirs.empty() || !cmd.debuginfod_urls.empty() || cmd.no_debuginfod ||
+        cmd.symbols || !cmd.minidump_out.empty() ||
+        (cmd.kind == Command::Kind::kHealth && cmd.format_given)) {
+      return Bad(cmd.kind == Command::Kind::kHealth ? "health takes no flags"
+                                                    : "stats takes only --format");
+    }
   }
   if (cmd.kind == Command::Kind::kProfile && (!cmd.tids.empty() || !cmd.comms.empty())) {
     return Bad("profile samples every thread of --pid: no --tid or --comm");

@@ -88,6 +88,8 @@ TEST(CliTest, VersionHealthStatsForce) {
   EXPECT_EQ(Parse({"stats", "--format=json"})->format, Format::kJson);
   EXPECT_TRUE(absl::IsInvalidArgument(Parse({"health", "--format=json"}).status()));
   EXPECT_TRUE(absl::IsInvalidArgument(Parse({"stats", "x"}).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(Parse({"stats", "--tid=3"}).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(Parse({"health", "--symbols"}).status()));
   EXPECT_TRUE(Parse({"profile", "--pid=1", "--force"})->force);
   EXPECT_TRUE(Parse({"perf", "p.data", "-f"})->force);
   EXPECT_FALSE(Parse({"perf", "p.data"})->force);

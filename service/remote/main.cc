@@ -264,8 +264,17 @@ int Stats(v1::Unwinder::Stub& stub, const std::string& target, const Command& cm
     if (json && i > 0) out += ", ";
     if (f->is_map()) {
       // map<string, uint64>: sorted by key.
-      const auto& m = f->name() == "errors" ? stats.errors() : stats.stops();
-      std::map<std::string, uint64_t> sorted(m.begin(), m.end());
+      std::map<std::string, uint64_t> sorted;
+      for (int j = 0; j < r->FieldSize(stats, f); ++j) {
+        const google::protobuf::Message& e = r->GetRepeatedMessage(stats, f, j);
+        const google::protobuf::FieldDescriptor* k = e.GetDescriptor()->map_key();
+        const google::protobuf::FieldDescriptor* v = e.GetDescriptor()->map_value();
+        if (k->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_STRING ||
+            v->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_UINT64) {
+          break;  // a kind of map this client does not know yet
+        }
+        sorted[e.GetReflection()->GetString(e, k)] = e.GetReflection()->GetUInt64(e, v);
+      }
       if (json) {
         absl::StrAppend(&out, "\"", f->name(), "\": {");
         bool first = true;
