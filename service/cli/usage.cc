@@ -132,7 +132,7 @@ const CommandUsage kCommands[] = {
 }  // namespace
 
 const char kUsage[] =
-    "usage: unwind [--server=ADDRESS [--tls-*=PEM]] COMMAND [ARGS] [options]\n"
+    "usage: unwind [--server=ADDRESS [--tls-ca=PEM ...]] COMMAND [ARGS] [options]\n"
     "commands:\n"
     "  unwind pid PID           a live process\n"
     "  unwind demo              a bundled demo process, started and unwound\n"
@@ -152,7 +152,7 @@ const char kUsage[] =
     "  --tls-cert=PEM --tls-key=PEM  with tcp:, this client's certificate\n"
     "  --version         print the version and the commit it was built from\n"
     "  -h, --help        this text\n"
-    "Flags take their value as --flag=VALUE or --flag VALUE.\n";
+    "A flag's value follows it after = or a space: --format=json, --format json.\n";
 
 absl::Span<const CommandUsage> CommandUsages() { return kCommands; }
 
