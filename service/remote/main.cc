@@ -6,8 +6,11 @@
 // --tls-cert ...) needs --tls-ca=PEM (the CA that signed its certificate)
 // and, to be let in, --tls-cert=PEM --tls-key=PEM (this client's):
 //
-//   unwind --server=tcp:host:7070 --tls-ca=ca.pem --tls-cert=me.pem \
-//       --tls-key=me.key pid 1234
+//   unwind --server=tcp:host:7070 --tls-ca=ca.pem --tls-cert=me.pem
+//       --tls-key=me.key pid 1234          (one command line)
+//
+// It also runs `health` (the gRPC health service) and `stats` (GetStats),
+// which only a server can answer.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
