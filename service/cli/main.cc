@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <memory>
@@ -151,8 +152,12 @@ int main(int argc, char** argv) {
       unwindd::service::NormalizeArgs(raw);
   std::vector<absl::string_view> args;
   if (normalized.ok()) args.assign(normalized->begin(), normalized->end());
-  // --server: unwind_remote (which links gRPC) does the rest, same output.
-  if (normalized.ok() && unwindd::service::WantsServer(args)) {
+  // --server: unwind_remote (which links gRPC) does the rest, same output;
+  // help is the same text either way, and printed here.
+  const bool help = std::find_if(args.begin(), args.end(), [](absl::string_view a) {
+                      return a == "-h" || a == "--help";
+                    }) != args.end();
+  if (normalized.ok() && !help && unwindd::service::WantsServer(args)) {
     return unwindd::service::ExecRemote(argv);
   }
   absl::StatusOr<unwindd::service::Command> cmd =
