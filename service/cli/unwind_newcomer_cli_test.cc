@@ -215,7 +215,7 @@ TEST_F(UnwindPerfNewcomerTest, PipeModeOnStdin) {
 TEST_F(UnwindPerfNewcomerTest, ARecordingWithoutDwarfStacksSaysSo) {
   const std::string data = dir_ + "/fp.data";
   const ToolOutput rec = Shell(absl::StrCat(
-      "cd '", dir_, "' && HOME='", dir_, "' timeout -s INT 1 perf record -q -e cpu-clock -g -o '",
+      "cd '", dir_, "' && HOME='", dir_, "' timeout -s INT 3 perf record -q -e cpu-clock -g -o '",
       data, "' -- '", Fixture(), "' >/dev/null 2>&1; test -s '", data, "'"));
   ASSERT_EQ(rec.exit_code, 0) << rec.stderr_text;
   const ToolOutput out = RunUnwind({"perf", data});
@@ -225,7 +225,7 @@ TEST_F(UnwindPerfNewcomerTest, ARecordingWithoutDwarfStacksSaysSo) {
   EXPECT_EQ(out.stderr_text.find(says), out.stderr_text.rfind(says)) << out.stderr_text;
   // A DWARF recording says nothing of the kind.
   absl::StatusOr<std::string> dwarf = proc::perf::testing::RecordWithPerf(
-      {Fixture()}, dir_, "dwarf", proc::perf::testing::Mode::kFile);
+      {Fixture()}, dir_, "dwarf", proc::perf::testing::Mode::kFile, absl::Seconds(3));
   ASSERT_TRUE(dwarf.ok()) << dwarf.status();
   const ToolOutput good = RunUnwind({"perf", *dwarf, "-o", "/dev/null"});
   EXPECT_EQ(good.exit_code, 0) << good.stderr_text;
