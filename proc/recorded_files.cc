@@ -50,6 +50,9 @@ ResolvedFiles ResolveRecordedFiles(
     if (id != recorded_build_ids.end()) st.core_build_id = id->second;
     st.tried = CandidatePaths(lookup, m.path, m.path == executable);
     std::shared_ptr<const memory::ScopedFd> chosen;
+    // The first candidate that is another build (--exe given for the
+    // wrong build, say): said even when a later candidate is used.
+    std::string rejected, rejected_id;
     for (const std::string& c : st.tried) {
       std::optional<OpenedCandidate> f = OpenCandidate(c);
       if (!f) continue;
@@ -60,6 +63,8 @@ ResolvedFiles ResolveRecordedFiles(
           st.state = CoreFileStatus::State::kMismatch;
           st.file = c;
           st.file_build_id = file_id;
+          rejected = c;
+          rejected_id = file_id;
         }
         continue;
       }
@@ -68,6 +73,11 @@ ResolvedFiles ResolveRecordedFiles(
       st.file_build_id = file_id;
       chosen = f->fd;
       break;
+    }
+    if (st.state == CoreFileStatus::State::kFound && !rejected.empty()) {
+      out.warnings.push_back(absl::StrFormat(
+          "%s: %s has build-id %s but the %s recorded %s; not used, %s used instead",
+          st.recorded, rejected, rejected_id, recorder, st.core_build_id, st.file));
     }
     if (st.state == CoreFileStatus::State::kMissing) {
       out.warnings.push_back(absl::StrFormat("%s: not found (tried %s)",

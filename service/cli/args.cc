@@ -4,58 +4,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "service/cli/usage.h"
 #include "unwinder/unwinder.h"
 
 namespace unwindd::service {
-
-const char kUsage[] =
-    "usage: unwind pid PID [--tid=TID]... [--format=text|json] [--max-frames=N]\n"
-    "                      [--sources=LIST] [--minidump=OUT]\n"
-    "       unwind demo [--format=text|json] [--max-frames=N] [--sources=LIST]\n"
-    "       unwind core CORE [--exe=PATH] [--sysroot=DIR] [--path-map=OLD=NEW]...\n"
-    "                        [--tid=TID]... [--format=text|json|core-backtrace]\n"
-    "                        [--max-frames=N] [--sources=LIST] [--minidump=OUT]\n"
-    "       unwind minidump FILE [--exe=PATH] [--sysroot=DIR] [--path-map=OLD=NEW]...\n"
-    "                        [--tid=TID]... [--format=text|json|core-backtrace]\n"
-    "                        [--max-frames=N] [--sources=LIST]\n"
-    "       unwind coredump [MATCH] [--file=JOURNAL]... [--directory=DIR]\n"
-    "                       [--exe=PATH] [--sysroot=DIR] [--path-map=OLD=NEW]...\n"
-    "                       [--format=text|json|core-backtrace] [--minidump=OUT]\n"
-    "       unwind check-sframe FILE\n"
-    "       unwind perf PERF_DATA [--format=perf-script|json|pprof|folded] [-o FILE]\n"
-    "                             [--pid=PID]... [--tid=TID]... [--comm=NAME]...\n"
-    "                             [--sources=LIST] [--max-frames=N] [--jobs=N]\n"
-    "                             [--sysroot=DIR]\n"
-    "       unwind profile --pid=PID [--duration=S] [--frequency=HZ] [-o FILE]\n"
-    "                      [--format=pprof|folded|json|perf-script] [--sources=LIST]\n"
-    "  perf: every sample of a `perf record --call-graph dwarf` recording (\"-\":\n"
-    "        a pipe-mode recording on stdin), unwound here\n"
-    "  profile: samples PID with perf_event_open (cpu-clock, user registers and\n"
-    "        stack) and unwinds as it goes, until --duration or SIGINT\n"
-    "  --sources=LIST  unwind sources to use, in order, from eh_frame,\n"
-    "                  debug_frame, sframe, fp (default: all four, in that order)\n"
-    "  pid, demo, core, minidump and coredump also take:\n"
-    "  --debug-dir=DIR  where separate debug files are (repeatable; default\n"
-    "                   /usr/lib/debug): DIR/.build-id/xx/rest.debug and\n"
-    "                   DIR/<file's directory>/<.gnu_debuglink name>\n"
-    "  --debuginfod=URL  fetch missing files and debug info by build-id from\n"
-    "                   these servers (default: $DEBUGINFOD_URLS);\n"
-    "                   --no-debuginfod: never\n"
-    "  --debuginfod-timeout=S, --debuginfod-max-bytes=N  bounds per request\n"
-    "                   (default 30 s, 1 GiB)\n"
-    "  --symbols        function+offset per frame (like eu-stack)\n"
-    "  minidump: a Breakpad/Crashpad minidump, unwound with the modules' own\n"
-    "        CFI, found by build-id like a core's files\n"
-    "  coredump: the newest systemd-coredump entry in the journal (the system's,\n"
-    "        --file's or --directory's) whose PID, COMM or EXE is MATCH (or\n"
-    "        FIELD=VALUE; none: the newest of all), its metadata and its core\n"
-    "  core, minidump and coredump also take:\n"
-    "  --format=core-backtrace  ABRT/satyr core_backtrace JSON with the crash\n"
-    "                   signature (satyr's duphash)\n"
-    "  core, pid and coredump also take:\n"
-    "  --minidump=OUT   also write the target as a minidump to OUT (its size\n"
-    "                   against the core's goes to stderr)\n"
-    "  --minidump-stack-bytes=N  stack bytes per thread in it (default 65536)\n";
 
 namespace {
 
@@ -72,17 +24,99 @@ absl::StatusOr<int64_t> PositiveNumber(absl::string_view what, absl::string_view
   return n;
 }
 
+// Flags that take a value: `--flag VALUE` is read as `--flag=VALUE`.
+constexpr absl::string_view kValueFlags[] = {
+    "--tid", "--format", "--output", "--pid", "--comm", "--jobs", "--duration",
+    "--frequency", "--max-frames", "--sources", "--exe", "--sysroot", "--path-map",
+    "--debug-dir", "--debuginfod", "--debuginfod-timeout", "--debuginfod-max-bytes",
+    "--minidump-stack-bytes", "--minidump", "--file", "--directory",
+    // unwind_remote's own (remote/main.cc).
+    "--server", "--tls-ca", "--tls-cert", "--tls-key",
+};
+
+// `unwind help TOPIC`, `unwind TOPIC --help`: TOPIC's usage ("" for the
+// overview).
+absl::StatusOr<Command> Help(absl::string_view topic) {
+  if (!topic.empty() && FindCommandUsage(topic) == nullptr) {
+    return Bad(absl::StrCat("unknown command '", topic, "'"));
+  }
+  Command cmd;
+  cmd.kind = Command::Kind::kHelp;
+  cmd.help_topic = std::string(topic);
+  return cmd;
+}
+
 }  // namespace
 
-absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> args) {
+absl::string_view CommandName(Command::Kind kind) {
+  switch (kind) {
+    case Command::Kind::kPid: return "pid";
+    case Command::Kind::kDemo: return "demo";
+    case Command::Kind::kCheckSframe: return "check-sframe";
+    case Command::Kind::kCore: return "core";
+    case Command::Kind::kPerf: return "perf";
+    case Command::Kind::kProfile: return "profile";
+    case Command::Kind::kMinidump: return "minidump";
+    case Command::Kind::kCoredump: return "coredump";
+    case Command::Kind::kHelp: return "help";
+    case Command::Kind::kVersion: return "--version";
+    case Command::Kind::kHealth: return "health";
+    case Command::Kind::kStats: return "stats";
+  }
+  return "?";
+}
+
+absl::StatusOr<std::vector<std::string>> NormalizeArgs(
+    absl::Span<const absl::string_view> args) {
+  std::vector<std::string> out;
+  out.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const absl::string_view a = args[i];
+    if (a == "-o") {
+      if (i + 1 >= args.size()) return Bad("-o needs a FILE");
+      out.push_back(absl::StrCat("--output=", args[++i]));
+      continue;
+    }
+    bool joined = false;
+    for (absl::string_view flag : kValueFlags) {
+      if (a != flag) continue;
+      if (i + 1 >= args.size()) {
+        return Bad(absl::StrCat(flag, " needs a value (", flag, "=VALUE)"));
+      }
+      out.push_back(absl::StrCat(flag, "=", args[++i]));
+      joined = true;
+      break;
+    }
+    if (!joined) out.push_back(std::string(a));
+  }
+  return out;
+}
+
+absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> raw_args) {
+  absl::StatusOr<std::vector<std::string>> normalized = NormalizeArgs(raw_args);
+  if (!normalized.ok()) return normalized.status();
+  const std::vector<absl::string_view> args(normalized->begin(), normalized->end());
+  for (absl::string_view a : args) {
+    if (a != "-h" && a != "--help") continue;
+    // The help of the command named (the first word that is no flag).
+    for (absl::string_view w : args) {
+      if (!absl::StartsWith(w, "-")) return Help(w);
+    }
+    return Help("");
+  }
+  if (!args.empty() && args[0] == "help") {
+    if (args.size() > 2) return Bad("help takes at most one COMMAND");
+    return Help(args.size() == 2 ? args[1] : "");
+  }
+  if (args.size() == 1 && args[0] == "--version") {
+    Command cmd;
+    cmd.kind = Command::Kind::kVersion;
+    return cmd;
+  }
   Command cmd;
   std::vector<absl::string_view> positional;
   for (size_t i = 0; i < args.size(); ++i) {
     absl::string_view a = args[i];
-    if (a == "-h" || a == "--help") {
-      cmd.kind = Command::Kind::kHelp;
-      return cmd;
-    }
     if (absl::ConsumePrefix(&a, "--tid=")) {
       absl::StatusOr<int64_t> t = PositiveNumber("thread id", a, INT32_MAX);
       if (!t.ok()) return t.status();
@@ -108,9 +142,6 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
                                 "core-backtrace)"));
       }
       cmd.format_given = true;
-    } else if (a == "-o") {
-      if (i + 1 >= args.size()) return Bad("-o needs a FILE");
-      cmd.output = std::string(args[++i]);
     } else if (absl::ConsumePrefix(&a, "--output=") || absl::ConsumePrefix(&a, "-o=")) {
       cmd.output = std::string(a);
     } else if (absl::ConsumePrefix(&a, "--pid=")) {
@@ -184,15 +215,23 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
     } else if (absl::ConsumePrefix(&a, "--directory=")) {
       if (a.empty()) return Bad("empty --directory");
       cmd.journal_directory = std::string(a);
-    } else if (absl::StartsWith(a, "-")) {
+    } else if (a == "--force" || a == "-f") {
+      cmd.force = true;
+    } else if (a == "--version") {
+      return Bad("--version takes no command: unwind --version");
+    } else if (absl::StartsWith(a, "--server=") || absl::StartsWith(a, "--tls-")) {
+      // With --server, unwind execs unwind_remote, which takes these out
+      // before it parses: a --tls-* here came without --server.
+      return Bad(absl::StrCat(a.substr(0, a.find('=')), " needs --server=ADDRESS"));
+    } else if (absl::StartsWith(a, "-") && a != "-") {  // "-": stdin (perf)
       return Bad(absl::StrCat("unknown option '", a, "'"));
     } else {
       positional.push_back(a);
     }
   }
   if (positional.empty()) {
-    return Bad("missing command (pid, core, minidump, coredump, demo, perf, profile or "
-               "check-sframe)");
+    return Bad("missing command (pid, core, minidump, coredump, demo, perf, profile, "
+               "check-sframe, health or stats)");
   }
   if (positional[0] == "pid") {
     if (positional.size() != 2) return Bad("pid takes exactly one PID");
@@ -227,6 +266,11 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
     cmd.kind = Command::Kind::kProfile;
     cmd.pid = cmd.pids[0];
     if (!cmd.format_given) cmd.format = Format::kPprof;
+  } else if (positional[0] == "health" || positional[0] == "stats") {
+    if (positional.size() != 1) {
+      return Bad(absl::StrCat(positional[0], " takes no arguments"));
+    }
+    cmd.kind = positional[0] == "health" ? Command::Kind::kHealth : Command::Kind::kStats;
   } else if (positional[0] == "check-sframe") {
     if (positional.size() != 2) return Bad("check-sframe takes exactly one FILE");
     if (!cmd.tids.empty() || cmd.sources_given || cmd.max_frames != 0) {
@@ -254,6 +298,16 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> arg
     if (!cmd.output.empty() || !cmd.pids.empty() || !cmd.comms.empty() || cmd.jobs != 0 ||
         cmd.duration_s != 0) {
       return Bad("-o, --pid, --comm, --jobs and --duration are for perf and profile");
+    }
+  }
+  if (cmd.force && !sampling) return Bad("--force is for perf and profile");
+  if (cmd.kind == Command::Kind::kHealth || cmd.kind == Command::Kind::kStats) {
+    if (!cmd.tids.empty() || cmd.max_frames != 0 || cmd.sources_given ||
+        !cmd.debug_dirs.empty() || !cmd.debuginfod_urls.empty() || cmd.no_debuginfod ||
+        cmd.symbols || !cmd.minidump_out.empty() ||
+        (cmd.kind == Command::Kind::kHealth && cmd.format_given)) {
+      return Bad(cmd.kind == Command::Kind::kHealth ? "health takes no flags"
+                                                    : "stats takes only --format");
     }
   }
   if (cmd.kind == Command::Kind::kProfile && (!cmd.tids.empty() || !cmd.comms.empty())) {

@@ -26,9 +26,16 @@ enum class Format { kText, kJson, kPprof, kFolded, kPerfScript };
 
 struct Command {
   enum class Kind {
-    kPid, kDemo, kCheckSframe, kCore, kPerf, kProfile, kMinidump, kCoredump, kHelp
+    kPid, kDemo, kCheckSframe, kCore, kPerf, kProfile, kMinidump, kCoredump, kHelp,
+    // --version; health and stats (with --server only: remote/main.cc).
+    kVersion, kHealth, kStats
   };
   Kind kind = Kind::kHelp;
+  // help: the command whose usage to print ("" for the overview).
+  std::string help_topic;
+  // perf and profile: --force (-f) writes pprof's binary output to a
+  // terminal, which is refused otherwise (as gzip does).
+  bool force = false;
   pid_t pid = 0;  // pid; profile's --pid
   std::vector<pid_t> tids;
   Format format = Format::kText;
@@ -82,9 +89,17 @@ struct Command {
 };
 
 // `args` excludes argv[0]. InvalidArgument with a one-line message on misuse.
+// Every flag that takes a value takes it as --flag=VALUE or --flag VALUE.
 absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> args);
 
-extern const char kUsage[];
+// The command's name as typed ("pid", "check-sframe", ...).
+absl::string_view CommandName(Command::Kind kind);
+
+// `args` with every `--flag VALUE` (and `-o FILE`) of a flag that takes a
+// value joined into `--flag=VALUE`; InvalidArgument when the value is
+// missing.
+absl::StatusOr<std::vector<std::string>> NormalizeArgs(
+    absl::Span<const absl::string_view> args);
 
 }  // namespace unwindd::service
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
+#include "service/cli/usage.h"
 #include "service/cli/args.h"
 
 namespace unwindd::service {
@@ -93,10 +94,19 @@ TEST(CrashArgsTest, Misuse) {
 }
 
 TEST(CrashArgsTest, UsageNamesTheCommandsAndFlags) {
-  for (const char* s : {"unwind minidump FILE", "unwind coredump [MATCH]", "--minidump=OUT",
-                        "--minidump-stack-bytes=N", "--format=core-backtrace", "--file=JOURNAL",
-                        "--directory=DIR"}) {
-    EXPECT_TRUE(absl::StrContains(kUsage, s)) << s;
+  EXPECT_TRUE(absl::StrContains(kUsage, "unwind minidump FILE"));
+  EXPECT_TRUE(absl::StrContains(kUsage, "unwind coredump [MATCH]"));
+  const std::string core(FindCommandUsage("core")->text);
+  const std::string coredump(FindCommandUsage("coredump")->text);
+  const std::string minidump(FindCommandUsage("minidump")->text);
+  for (const char* s : {"--minidump=OUT", "--minidump-stack-bytes=N", "core-backtrace"}) {
+    EXPECT_TRUE(absl::StrContains(core, s)) << s;
+    EXPECT_TRUE(absl::StrContains(coredump, s)) << s;
+  }
+  EXPECT_TRUE(absl::StrContains(minidump, "core-backtrace"));
+  EXPECT_FALSE(absl::StrContains(minidump, "--minidump=OUT"));
+  for (const char* s : {"--file=JOURNAL", "--directory=DIR"}) {
+    EXPECT_TRUE(absl::StrContains(coredump, s)) << s;
   }
 }
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,6 +78,7 @@ absl::StatusOr<std::unique_ptr<DemoProcess>> DemoProcess::Start() {
   if (pipe2(fds, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
   }
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
@@ -84,6 +86,11 @@ absl::StatusOr<std::unique_ptr<DemoProcess>> DemoProcess::Start() {
     return absl::InternalError(absl::StrCat("fork: ", strerror(errno)));
   }
   if (pid == 0) {
+    // The demo dies with us, however we end: `unwind demo | head -3` kills
+    // this process with SIGPIPE before the handle's destructor could run.
+    // (The signal goes when the forking thread ends; main's, here.)
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);  // we were gone already
     dup2(fds[1], STDOUT_FILENO);
     execl(path->c_str(), path->c_str(), static_cast<char*>(nullptr));
     _exit(127);

@@ -3,12 +3,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "proc/live_target.h"
@@ -23,6 +25,8 @@
 #include "service/cli/perf/perf_command.h"
 #include "service/cli/perf/profile_command.h"
 #include "service/cli/remote_exec.h"
+#include "service/cli/usage.h"
+#include "service/common/version.h"
 #include "unwinder/module.h"
 #include "unwinder/module_cache.h"
 #include "unwinder/sframe/check.h"
@@ -143,19 +147,44 @@ int main(int argc, char** argv) {
   // graph costs every run three 64 KiB arenas, their page faults and a
   // graph update per lock, for locks a one-shot command takes a few times.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  std::vector<absl::string_view> args(argv + 1, argv + argc);
-  // --server: unwind_remote (which links gRPC) does the rest, same output.
-  if (unwindd::service::WantsServer(args)) return unwindd::service::ExecRemote(argv);
+  const std::vector<absl::string_view> raw(argv + 1, argv + argc);
+  absl::StatusOr<std::vector<std::string>> normalized =
+      unwindd::service::NormalizeArgs(raw);
+  std::vector<absl::string_view> args;
+  if (normalized.ok()) args.assign(normalized->begin(), normalized->end());
+  // --server: unwind_remote (which links gRPC) does the rest, same output;
+  // help is the same text either way, and printed here.
+  const bool help = std::find_if(args.begin(), args.end(), [](absl::string_view a) {
+                      return a == "-h" || a == "--help";
+                    }) != args.end();
+  if (normalized.ok() && !help && unwindd::service::WantsServer(args)) {
+    return unwindd::service::ExecRemote(argv);
+  }
   absl::StatusOr<unwindd::service::Command> cmd =
-      unwindd::service::ParseCommandLine(args);
+      normalized.ok() ? unwindd::service::ParseCommandLine(args)
+                      : absl::StatusOr<unwindd::service::Command>(normalized.status());
   if (!cmd.ok()) {
-    Fail(cmd.status().message());
-    std::fputs(unwindd::service::kUsage, stderr);
+    // One line: the error and where the command's usage is.
+    Fail(absl::StrCat(cmd.status().message(), " ", unwindd::service::SeeHelp(raw)));
     return 2;
   }
-  if (cmd->kind == unwindd::service::Command::Kind::kHelp) {
-    std::fputs(unwindd::service::kUsage, stdout);
-    return 0;
+  using Kind = unwindd::service::Command::Kind;
+  if (cmd->kind == Kind::kHelp) {
+    const unwindd::service::CommandUsage* u =
+        unwindd::service::FindCommandUsage(cmd->help_topic);
+    std::string text(u != nullptr ? u->text : unwindd::service::kUsage);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return std::fflush(stdout) == 0 ? 0 : 1;
+  }
+  if (cmd->kind == Kind::kVersion) {
+    std::printf("%s\n", unwindd::service::VersionLine("unwind").c_str());
+    return std::fflush(stdout) == 0 ? 0 : 1;
+  }
+  if (cmd->kind == Kind::kHealth || cmd->kind == Kind::kStats) {
+    Fail(absl::StrCat(cmd->kind == Kind::kHealth ? "health" : "stats",
+                      " asks a running unwindd: it needs --server=ADDRESS ",
+                      unwindd::service::SeeHelp(raw)));
+    return 2;
   }
   // The static build cannot load libdebuginfod: its glibc-shared twin does
   // the whole command instead (remote_exec.h).

@@ -85,6 +85,13 @@ std::string CoreText(const CoreSummary& c) {
   if (c.compression != "none") absl::StrAppend(&out, " (", c.compression, ")");
   absl::StrAppend(&out, ", executable ", c.executable.empty() ? "?" : c.executable,
                   ", modules from ", c.modules_from, "\n");
+  // Which file stood for the executable here (--exe, --sysroot, or its
+  // recorded path): the one whose build-id matched.
+  for (const CoreSummary::File& f : c.files) {
+    if (f.path != c.executable || f.state != "found" || f.file.empty()) continue;
+    absl::StrAppend(&out, "executable file: ", f.file,
+                    f.file_build_id.empty() ? "" : " build-id ", f.file_build_id, "\n");
+  }
   for (const CoreSummary::Fact& f : c.metadata) {
     absl::StrAppend(&out, f.label, ": ", f.value, "\n");
   }

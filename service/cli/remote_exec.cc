@@ -42,9 +42,12 @@ absl::StatusOr<std::string> FindSibling(absl::string_view name, absl::string_vie
   for (const std::string& c : candidates) {
     if (access(c.c_str(), X_OK) == 0) return c;
   }
+  // The Debian package installs the programs side by side (/usr/bin);
+  // `bazel build //service:unwind` builds them all into bazel-bin/service/.
   return absl::NotFoundError(absl::StrCat(
-      why, " needs ", name, " next to unwind (looked for ", candidates[0],
-      "); build it with: bazel build //service:unwind"));
+      why, " needs ", name, " in the same directory as this unwind, at ", candidates[0],
+      " (the package installs them side by side; copy it there, or build both with "
+      "bazel build //service:unwind)"));
 }
 
 int ExecSibling(absl::StatusOr<std::string> path, char** argv) {

@@ -1,8 +1,9 @@
 // `unwind minidump` and `unwind coredump` as a user runs them on bad
-// input: one readable line on stderr and exit 1; misuse exits 2 with the
-// usage. And --help names the new commands.
+// input: one readable line on stderr and exit 1; misuse exits 2 with a
+// pointer to the command's usage. And --help names the new commands.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -60,13 +61,18 @@ TEST(UnwindCrashCliTest, AJournalThatIsNotOneIsAnError) {
   EXPECT_EQ(out.stdout_text, "");
 }
 
-TEST(UnwindCrashCliTest, MisuseExitsTwoWithTheUsage) {
+// One line: the error, and where the command's usage is.
+TEST(UnwindCrashCliTest, MisuseExitsTwoAndPointsToTheUsage) {
   for (std::vector<std::string> args :
        {std::vector<std::string>{"minidump"}, {"coredump", "a", "b"},
         {"pid", "1", "--format=core-backtrace"}, {"core", "c", "--file=j"}}) {
     const harness::ToolOutput out = RunUnwind(args);
     EXPECT_EQ(out.exit_code, 2) << args[0];
-    EXPECT_TRUE(absl::StrContains(out.stderr_text, "usage: unwind")) << out.stderr_text;
+    EXPECT_TRUE(absl::EndsWith(out.stderr_text,
+                               absl::StrCat(" (see 'unwind ", args[0], " --help')\n")))
+        << out.stderr_text;
+    EXPECT_EQ(std::count(out.stderr_text.begin(), out.stderr_text.end(), '\n'), 1)
+        << out.stderr_text;
   }
 }
 

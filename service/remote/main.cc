@@ -6,30 +6,42 @@
 // --tls-cert ...) needs --tls-ca=PEM (the CA that signed its certificate)
 // and, to be let in, --tls-cert=PEM --tls-key=PEM (this client's):
 //
-//   unwind --server=tcp:host:7070 --tls-ca=ca.pem --tls-cert=me.pem \
-//       --tls-key=me.key pid 1234
+//   unwind --server=tcp:host:7070 --tls-ca=ca.pem --tls-cert=me.pem
+//       --tls-key=me.key pid 1234          (one command line)
+//
+// It also runs `health` (the gRPC health service) and `stats` (GetStats),
+// which only a server can answer.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cerrno>
+#include <chrono>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
-#include "service/cli/binaries.h"
 #include "absl/strings/strip.h"
 #include "grpcpp/grpcpp.h"
+#include "proto/grpc/health/v1/health.grpc.pb.h"
 #include "proto/unwinder.grpc.pb.h"
 #include "service/cli/args.h"
+#include "service/cli/binaries.h"
 #include "service/cli/demo.h"
 #include "service/cli/output.h"
+#include "service/cli/usage.h"
 #include "service/common/convert.h"
+#include "service/common/json.h"
+#include "service/common/version.h"
 
 namespace {
 
@@ -153,16 +165,21 @@ absl::StatusOr<v1::UnwindResponse> UnwindCore(v1::Unwinder::Stub& stub,
   if (cmd.sources_given) unwindd::service::SourcesToProto(cmd.sources, o->mutable_sources());
   for (const std::string& d : cmd.debug_dirs) o->add_debug_dirs(local ? Absolute(d) : d);
   o->set_debuginfod(!cmd.debuginfod_urls.empty());
-  int fd = -1;
+  // Opened here first either way, so that a core this caller cannot open
+  // is the error `unwind core` gives, word for word.
+  int fd = open(cmd.core.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    const int err = errno;
+    if (fd >= 0) close(fd);
+    return absl::ErrnoToStatus(err, absl::StrCat("cannot open ", cmd.core));
+  }
   if (local) {
+    close(fd);
+    fd = -1;
     o->set_server_path(Absolute(cmd.core));
   } else {
-    fd = open(cmd.core.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || fstat(fd, &st) != 0) {
-      if (fd >= 0) close(fd);
-      return absl::NotFoundError(absl::StrCat("cannot open ", cmd.core));
-    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // streamed: read it all
     o->set_streamed_size(st.st_size);
   }
   grpc::ClientContext context;
@@ -185,12 +202,141 @@ absl::StatusOr<v1::UnwindResponse> UnwindCore(v1::Unwinder::Stub& stub,
   return response;
 }
 
+// The server opens a core through /proc/self/fd/N (server/core_files.cc):
+// its warnings name that, where `unwind core` names the CORE argument.
+std::string WithCoreName(absl::string_view text, absl::string_view core) {
+  static constexpr absl::string_view kFd = "/proc/self/fd/";
+  std::string out;
+  for (size_t at; (at = text.find(kFd)) != absl::string_view::npos;) {
+    size_t end = at + kFd.size();
+    while (end < text.size() && absl::ascii_isdigit(text[end])) ++end;
+    if (end == at + kFd.size()) {  // not followed by a number: keep it
+      out.append(text.data(), end);
+    } else {
+      absl::StrAppend(&out, text.substr(0, at), core);
+    }
+    text.remove_prefix(end);
+  }
+  absl::StrAppend(&out, text);
+  return out;
+}
+
+int Unreachable(const std::string& target, const absl::Status& s) {
+  return Fail(absl::StrCat("cannot reach unwindd at ", target, ": ", s.message()));
+}
+
+// `unwind --server=... health`: the standard gRPC health service's answer
+// for the Unwinder service.
+int Health(const std::shared_ptr<grpc::Channel>& channel, const std::string& target) {
+  namespace health = grpc::health::v1;
+  std::unique_ptr<health::Health::Stub> stub = health::Health::NewStub(channel);
+  health::HealthCheckRequest request;
+  request.set_service("unwindd.v1.Unwinder");
+  health::HealthCheckResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  const absl::Status s = unwindd::service::FromGrpcStatus(stub->Check(&context, request, &response));
+  if (!s.ok()) {
+    return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) ? Unreachable(target, s)
+                                                                : Fail(s.message());
+  }
+  std::printf("%s\n",
+              health::HealthCheckResponse::ServingStatus_Name(response.status()).c_str());
+  if (std::fflush(stdout) != 0) return 1;
+  return response.status() == health::HealthCheckResponse::SERVING ? 0 : 1;
+}
+
+// `unwind --server=... stats`: GetStats, every counter (text: `name value`
+// a line, a map's entries as `name.KEY value`; or one JSON object).
+int Stats(v1::Unwinder::Stub& stub, const std::string& target, const Command& cmd) {
+  v1::Stats stats;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  const absl::Status s =
+      unwindd::service::FromGrpcStatus(stub.GetStats(&context, v1::GetStatsRequest(), &stats));
+  if (!s.ok()) {
+    return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) ? Unreachable(target, s)
+                                                                : Fail(s.message());
+  }
+  const bool json = cmd.format == unwindd::service::Format::kJson;
+  std::string out = json ? "{" : "";
+  const google::protobuf::Descriptor* d = stats.GetDescriptor();
+  const google::protobuf::Reflection* r = stats.GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = d->field(i);
+    if (json && i > 0) out += ", ";
+    if (f->is_map()) {
+      // map<string, uint64>: sorted by key.
+      std::map<std::string, uint64_t> sorted;
+      for (int j = 0; j < r->FieldSize(stats, f); ++j) {
+        const google::protobuf::Message& e = r->GetRepeatedMessage(stats, f, j);
+        const google::protobuf::FieldDescriptor* k = e.GetDescriptor()->map_key();
+        const google::protobuf::FieldDescriptor* v = e.GetDescriptor()->map_value();
+        if (k->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_STRING ||
+            v->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_UINT64) {
+          break;  // a kind of map this client does not know yet
+        }
+        sorted[e.GetReflection()->GetString(e, k)] = e.GetReflection()->GetUInt64(e, v);
+      }
+      if (json) {
+        absl::StrAppend(&out, "\"", f->name(), "\": {");
+        bool first = true;
+        for (const auto& [k, v] : sorted) {
+          absl::StrAppend(&out, first ? "" : ", ", unwindd::service::JsonString(k), ": ", v);
+          first = false;
+        }
+        out += "}";
+      } else {
+        for (const auto& [k, v] : sorted) absl::StrAppend(&out, f->name(), ".", k, " ", v, "\n");
+      }
+      continue;
+    }
+    std::string value;
+    if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_UINT64) {
+      value = absl::StrCat(r->GetUInt64(stats, f));
+    } else if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE) {
+      value = absl::StrFormat("%.3f", r->GetDouble(stats, f));
+    } else {
+      continue;  // a kind of counter this client does not know yet
+    }
+    if (json) {
+      absl::StrAppend(&out, "\"", f->name(), "\": ", value);
+    } else {
+      absl::StrAppend(&out, f->name(), " ", value, "\n");
+    }
+  }
+  if (json) out += "}\n";
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
 int Run(const std::string& target, const TlsFlags& tls, const Command& cmd) {
+  // What unwindd does not do: refused before anything starts.
+  switch (cmd.kind) {
+    case Command::Kind::kPid:
+    case Command::Kind::kDemo:
+    case Command::Kind::kCore:
+    case Command::Kind::kMinidump:
+    case Command::Kind::kHealth:
+    case Command::Kind::kStats:
+      break;
+    default:
+      return Fail(absl::StrCat("unwind ", unwindd::service::CommandName(cmd.kind),
+                               " is not supported with --server (run it without)"));
+  }
+  if (cmd.core_backtrace) {
+    return Fail("--format=core-backtrace is not supported with --server (run it without)");
+  }
+  if (!cmd.minidump_out.empty()) {
+    return Fail("--minidump is not supported with --server (run it without)");
+  }
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       Credentials(target, tls);
   if (!credentials.ok()) return Fail(credentials.status().message());
   std::shared_ptr<grpc::Channel> channel = grpc::CreateChannel(target, *credentials);
+  if (cmd.kind == Command::Kind::kHealth) return Health(channel, target);
   std::unique_ptr<v1::Unwinder::Stub> stub = v1::Unwinder::NewStub(channel);
+  if (cmd.kind == Command::Kind::kStats) return Stats(*stub, target, cmd);
   std::unique_ptr<unwindd::service::DemoProcess> demo;
   pid_t pid = cmd.pid;
   if (cmd.kind == Command::Kind::kDemo) {
@@ -200,28 +346,16 @@ int Run(const std::string& target, const TlsFlags& tls, const Command& cmd) {
     demo = *std::move(d);
     pid = demo->pid();
   }
-  if (cmd.core_backtrace || !cmd.minidump_out.empty()) {
-    return Fail("--format=core-backtrace and --minidump are not supported with --server");
-  }
   absl::StatusOr<v1::UnwindResponse> response;
-  switch (cmd.kind) {
-    case Command::Kind::kPid:
-    case Command::Kind::kDemo:
-      response = UnwindPid(*stub, cmd, pid);
-      break;
-    case Command::Kind::kCore:
-    case Command::Kind::kMinidump:  // UnwindCore takes minidumps too
-      response = UnwindCore(*stub, cmd, absl::StartsWith(target, "unix:"));
-      break;
-    default:
-      return Fail("this command is not supported with --server");
+  if (cmd.kind == Command::Kind::kCore || cmd.kind == Command::Kind::kMinidump) {
+    // UnwindCore takes minidumps too.
+    response = UnwindCore(*stub, cmd, absl::StartsWith(target, "unix:"));
+  } else {
+    response = UnwindPid(*stub, cmd, pid);
   }
   if (!response.ok()) {
-    if (absl::IsUnavailable(response.status())) {
-      return Fail(absl::StrCat("cannot reach unwindd at ", target, ": ",
-                               response.status().message()));
-    }
-    return Fail(response.status().message());
+    if (absl::IsUnavailable(response.status())) return Unreachable(target, response.status());
+    return Fail(WithCoreName(response.status().message(), cmd.core));
   }
   absl::StatusOr<unwindd::unwinder::ProcessStacks> stacks =
       unwindd::service::FromProto(*response);
@@ -235,7 +369,8 @@ int Run(const std::string& target, const TlsFlags& tls, const Command& cmd) {
   if (cmd.kind == Command::Kind::kCore || cmd.kind == Command::Kind::kMinidump) {
     signature = unwindd::service::FromProto(response->signature());
     core = unwindd::service::FromProto(response->core(), cmd.core);
-    for (const std::string& w : core->warnings) {
+    for (std::string& w : core->warnings) {
+      w = WithCoreName(w, cmd.core);
       std::fprintf(stderr, "unwind: warning: %s\n", w.c_str());
     }
   }
@@ -266,11 +401,19 @@ int Run(const std::string& target, const TlsFlags& tls, const Command& cmd) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const std::vector<absl::string_view> raw(argv + 1, argv + argc);
+  // One line: the error and where the command's usage is, as `unwind` says it.
+  auto usage_error = [&raw](absl::string_view msg) {
+    Fail(absl::StrCat(msg, " ", unwindd::service::SeeHelp(raw)));
+    return 2;
+  };
+  absl::StatusOr<std::vector<std::string>> normalized = unwindd::service::NormalizeArgs(raw);
+  if (!normalized.ok()) return usage_error(normalized.status().message());
   std::vector<absl::string_view> args;
   std::string server;
   TlsFlags tls;
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view a = argv[i];
+  for (const std::string& arg : *normalized) {
+    absl::string_view a = arg;
     if (absl::ConsumePrefix(&a, "--server=")) {
       server = std::string(a);
     } else if (absl::ConsumePrefix(&a, "--tls-ca=")) {
@@ -283,16 +426,19 @@ int main(int argc, char** argv) {
       args.push_back(a);
     }
   }
-  absl::StatusOr<std::string> target = GrpcTarget(server);
   absl::StatusOr<Command> cmd = unwindd::service::ParseCommandLine(args);
-  if (!target.ok() || !cmd.ok()) {
-    Fail(!target.ok() ? target.status().message() : cmd.status().message());
-    std::fputs(unwindd::service::kUsage, stderr);
-    return 2;
-  }
+  if (!cmd.ok()) return usage_error(cmd.status().message());
   if (cmd->kind == Command::Kind::kHelp) {
-    std::fputs(unwindd::service::kUsage, stdout);
-    return 0;
+    const unwindd::service::CommandUsage* u =
+        unwindd::service::FindCommandUsage(cmd->help_topic);
+    std::fputs(u != nullptr ? std::string(u->text).c_str() : unwindd::service::kUsage, stdout);
+    return std::fflush(stdout) == 0 ? 0 : 1;
   }
+  if (cmd->kind == Command::Kind::kVersion) {
+    std::printf("%s\n", unwindd::service::VersionLine("unwind").c_str());
+    return std::fflush(stdout) == 0 ? 0 : 1;
+  }
+  absl::StatusOr<std::string> target = GrpcTarget(server);
+  if (!target.ok()) return usage_error(target.status().message());
   return Run(*target, tls, *cmd);
 }

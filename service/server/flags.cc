@@ -53,7 +53,10 @@ const char kServerUsage[] =
     "                              (repeatable; off by default, whatever\n"
     "                              DEBUGINFOD_URLS says); cache: its own\n"
     "  --debuginfod-timeout=30     seconds per fetch at most\n"
-    "  --debuginfod-max-bytes=N    largest file fetched (default 1 GiB)\n";
+    "  --debuginfod-max-bytes=N    largest file fetched (default 1 GiB)\n"
+    "  --version                   print the version and the commit it was built\n"
+    "                              from\n"
+    "  -h, --help                  this text\n";
 
 namespace {
 
@@ -104,6 +107,9 @@ absl::StatusOr<ServerFlags> ParseServerFlags(absl::Span<const absl::string_view>
     int seconds = 0;
     if (a == "-h" || a == "--help") {
       f.help = true;
+      return f;
+    } else if (a == "--version") {
+      f.version = true;
       return f;
     } else if (absl::ConsumePrefix(&a, "--listen=")) {
       ListenAddress l;

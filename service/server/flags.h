@@ -43,6 +43,7 @@ struct ServerFlags {
   // requires a client certificate (tls.h); the rules are service.tls_allow.
   TlsFiles tls;
   bool help = false;
+  bool version = false;  // --version
 };
 
 extern const char kServerUsage[];

@@ -69,6 +69,11 @@ TEST(ServerFlagsTest, RejectsBadValues) {
   absl::StatusOr<ServerFlags> help = Parse({"--help"});
   ASSERT_TRUE(help.ok());
   EXPECT_TRUE(help->help);
+  absl::StatusOr<ServerFlags> version = Parse({"--version"});
+  ASSERT_TRUE(version.ok());
+  EXPECT_TRUE(version->version);
+  EXPECT_FALSE(version->help);
+  EXPECT_FALSE(Parse({})->version);
 }
 
 TEST(ServerFlagsTest, TlsFlagsAndRules) {

@@ -24,6 +24,7 @@
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
+#include "service/common/version.h"
 #include "service/server/activation.h"
 #include "service/server/capabilities.h"
 #include "service/server/flags.h"
@@ -265,13 +266,16 @@ int main(int argc, char** argv) {
   absl::StatusOr<unwindd::service::ServerFlags> flags =
       unwindd::service::ParseServerFlags(args);
   if (!flags.ok()) {
-    Fail(flags.status().message());
-    std::fputs(unwindd::service::kServerUsage, stderr);
+    Fail(absl::StrCat(flags.status().message(), " (see 'unwindd --help')"));
     return 2;
   }
   if (flags->help) {
     std::fputs(unwindd::service::kServerUsage, stdout);
     return 0;
+  }
+  if (flags->version) {
+    std::printf("%s\n", unwindd::service::VersionLine("unwindd").c_str());
+    return std::fflush(stdout) == 0 ? 0 : 1;
   }
   return Run(*flags);
 }

@@ -1,5 +1,6 @@
 #include "service/cli/perf/output_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +25,22 @@ void BufferLargely(std::FILE* f, char* buffer) {
 }
 
 }  // namespace
+
+absl::Status RefuseTerminal(const std::string& path, bool binary, bool force) {
+  if (!binary || force) return absl::OkStatus();
+  bool tty = false;
+  if (path.empty() || path == "-") {
+    tty = isatty(STDOUT_FILENO) != 0;
+  } else if (struct stat st; stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode)) {
+    const int fd = open(path.c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    tty = fd >= 0 && isatty(fd) != 0;
+    if (fd >= 0) close(fd);
+  }
+  if (!tty) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      "not writing pprof's gzipped output to a terminal: give -o FILE, pipe it, "
+      "choose another --format, or add --force");
+}
 
 absl::StatusOr<OutputFile> OutputFile::Open(const std::string& path) {
   if (path.empty() || path == "-") {

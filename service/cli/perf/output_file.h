@@ -19,6 +19,12 @@
 
 namespace unwindd::service::perf {
 
+// FailedPrecondition when `path` ("" or "-": stdout) is a terminal and the
+// output is binary (pprof's gzipped protobuf), unless `force`: as gzip
+// refuses to write compressed data to a terminal. Checked before the work
+// starts, so that nothing is sampled for nothing.
+absl::Status RefuseTerminal(const std::string& path, bool binary, bool force);
+
 class OutputFile {
  public:
   static absl::StatusOr<OutputFile> Open(const std::string& path);

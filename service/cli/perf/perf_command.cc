@@ -31,6 +31,11 @@ void Warn(absl::string_view msg) {
 int RunPerf(const Command& cmd, const std::atomic<bool>* cancel) {
   // A file is read sparsely: the workers read the samples' stack copies
   // from it themselves (proc/perf/sparse_reader.h).
+  if (absl::Status tty = RefuseTerminal(cmd.output, cmd.format == Format::kPprof, cmd.force);
+      !tty.ok()) {
+    Warn(tty.message());
+    return 1;
+  }
   absl::StatusOr<std::unique_ptr<proc::perf::PerfDataReader>> reader =
       cmd.path == "-"
           ? proc::perf::PerfDataReader::OpenStream(memory::ScopedFd(dup(0)))
@@ -80,6 +85,16 @@ int RunPerf(const Command& cmd, const std::atomic<bool>* cancel) {
   handler.set_cancel(cancel);
   absl::Status read = (*reader)->Read(handler);
   pipeline.Finish();
+  // `perf record -g` (frame-pointer call chains) or no call graph at all:
+  // the samples have no user stacks, and every one comes out empty. Said
+  // once here; the JSON output says it per sample.
+  if (const uint64_t n = handler.samples_without_user_stack(); n > 0) {
+    Warn(absl::StrCat(
+        "warning: ", n, " of ", handler.samples(),
+        " samples have no user registers and stack copy to unwind (recorded without "
+        "--call-graph dwarf; perf record -g keeps frame-pointer call chains only): "
+        "record with perf record --call-graph dwarf ..."));
+  }
   for (const std::string& w : (*reader)->warnings().kept()) Warn(absl::StrCat("warning: ", w));
   for (const std::string& w : handler.jit_warnings()) Warn(absl::StrCat("warning: ", w));
   for (const proc::perf::FileReport& f : handler.snapshots().files()) {

@@ -29,6 +29,10 @@ constexpr absl::Duration kPollInterval = absl::Milliseconds(100);
 }  // namespace
 
 int RunProfile(const Command& cmd, const std::atomic<bool>* interrupted) {
+  if (absl::Status tty = RefuseTerminal(cmd.output, cmd.format == Format::kPprof, cmd.force);
+      !tty.ok()) {
+    return Fail(tty.message());
+  }
   proc::perf::LiveSamplerOptions sampler_options;
   sampler_options.frequency_hz = cmd.frequency_hz;
   absl::StatusOr<std::unique_ptr<proc::perf::LiveSampler>> sampler =

@@ -126,6 +126,8 @@ absl::Status SampleReader::OnEvent(const proc::perf::Event& e) {
     return absl::OkStatus();
   }
   const proc::perf::EventAttr& attr = attrs_.at(e.attr_index);
+  constexpr uint64_t kUserStack = proc::perf::kSampleRegsUser | proc::perf::kSampleStackUser;
+  if ((attr.sample_type & kUserStack) != kUserStack) ++samples_without_user_stack_;
   UnwoundSample& s = pipeline_.Next();  // empty: filled in place
   s.comm = comm;
   s.pid = sample.pid;

@@ -52,6 +52,9 @@ class SampleReader : public proc::perf::EventHandler {
   absl::Status OnEvent(const proc::perf::Event& e) override;
 
   uint64_t samples() const { return samples_; }
+  // Samples whose event recorded no user registers and stack copy (perf
+  // record without --call-graph dwarf): nothing to unwind in them.
+  uint64_t samples_without_user_stack() const { return samples_without_user_stack_; }
   uint64_t first_time_ns() const { return first_time_; }
   uint64_t last_time_ns() const { return last_time_; }
   const proc::perf::PerfSnapshotter& snapshots() const { return snapshots_; }
@@ -89,6 +92,7 @@ class SampleReader : public proc::perf::EventHandler {
   absl::flat_hash_set<pid_t> pids_, tids_;
   absl::flat_hash_set<std::string> comms_;
   uint64_t samples_ = 0;
+  uint64_t samples_without_user_stack_ = 0;
   uint64_t first_time_ = 0, last_time_ = 0;
   absl::flat_hash_map<uint32_t, JitTimeline> jit_;
   std::vector<JitDumpFile> jit_dumps_;

@@ -1,8 +1,12 @@
 #include "service/cli/profile/pprof.h"
 
+#include <algorithm>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "service/cli/profile/gzip.h"
 #include "service/cli/profile/proto_writer.h"
@@ -53,6 +57,28 @@ void WriteLabel(int64_t key, const int64_t* num, int64_t str,
   out.Message(f::kSampleLabel, label);
 }
 
+// pprof's own guess at the main binary (google/pprof profile.go,
+// massageMappings: not a library by libRx `([.]so$|[.]so[._][0-9]+)`, not
+// "[vdso]"-like), used for the mapping it takes as the program: the
+// first (`File:` in its report). Nor JIT code (a runtime's name for it, or
+// perf's /tmp/perf-PID.map).
+bool MayBeMainBinary(const Module& m) {
+  absl::string_view file = m.path;
+  if (file.empty() || file[0] == '[' || !m.function.empty()) return false;
+  if (absl::StartsWith(file, "/tmp/perf-") || absl::StartsWith(file, "//anon")) return false;
+  file = file.substr(file.rfind('/') + 1);
+  for (size_t at = file.find(".so"); at != absl::string_view::npos;
+       at = file.find(".so", at + 1)) {
+    const size_t after = at + 3;
+    if (after == file.size()) return false;
+    if ((file[after] == '.' || file[after] == '_') && after + 1 < file.size() &&
+        absl::ascii_isdigit(file[after + 1])) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string EncodePprof(const Profile& profile, const PprofOptions& options) {
@@ -65,15 +91,48 @@ std::string EncodePprof(const Profile& profile, const PprofOptions& options) {
   WriteValueType(f::kSampleType, "samples", "count", strings, body);
   WriteValueType(f::kSampleType, weight.type, weight.unit, strings, body);
 
-  // Mapping ids: 1.. over the modules some location uses, in module order.
+  // Mapping ids: 1.. over the modules some location uses, in module order,
+  // except that the program comes first: pprof takes the first mapping
+  // for the main binary (its `File:`), and the first module used is
+  // often ld.so or libc.
   std::vector<uint64_t> mapping_id(profile.modules().size(), 0);
   for (const Profile::Location& loc : profile.locations()) {
     if (loc.module != kNoModule) mapping_id[loc.module] = 1;
   }
-  uint64_t next_mapping = 1;
-  for (uint64_t& id : mapping_id) {
-    if (id != 0) id = next_mapping++;
+  std::vector<size_t> mapping_order;
+  for (size_t i = 0; i < mapping_id.size(); ++i) {
+    if (mapping_id[i] != 0) mapping_order.push_back(i);
   }
+  {
+    // The program: of the modules that may be one, the one in most
+    // samples (`perf record -- timeout 5 ./prog` maps two programs).
+    std::vector<int64_t> in_samples(profile.modules().size(), 0);
+    std::vector<uint32_t> locations;
+    std::vector<int> seen;
+    for (const Profile::StackSample& s : profile.samples()) {
+      profile.StackLocations(s.node, &locations);
+      seen.clear();
+      for (uint32_t l : locations) {
+        const int module = profile.locations()[l].module;
+        if (module == kNoModule || absl::c_linear_search(seen, module)) continue;
+        seen.push_back(module);
+        in_samples[module] += s.values.count;
+      }
+    }
+    size_t main = mapping_order.size();
+    for (size_t k = 0; k < mapping_order.size(); ++k) {
+      if (!MayBeMainBinary(profile.modules()[mapping_order[k]])) continue;
+      if (main == mapping_order.size() ||
+          in_samples[mapping_order[k]] > in_samples[mapping_order[main]]) {
+        main = k;
+      }
+    }
+    if (main != mapping_order.size()) {
+      std::rotate(mapping_order.begin(), mapping_order.begin() + main,
+                  mapping_order.begin() + main + 1);
+    }
+  }
+  for (size_t k = 0; k < mapping_order.size(); ++k) mapping_id[mapping_order[k]] = k + 1;
 
   std::vector<uint64_t> location_ids;
   std::vector<uint32_t> stack;
@@ -117,8 +176,7 @@ std::string EncodePprof(const Profile& profile, const PprofOptions& options) {
   }
 
   std::vector<std::string> comments = options.comments;
-  for (size_t i = 0; i < profile.modules().size(); ++i) {
-    if (mapping_id[i] == 0) continue;
+  for (const size_t i : mapping_order) {
     const Module& m = profile.modules()[i];
     msg.Clear();
     msg.VarintIfNonZero(f::kMappingId, mapping_id[i]);

@@ -107,6 +107,7 @@ struct Decoded {
   std::vector<std::string> comments;
   std::vector<DecodedSample> samples;
   std::map<uint64_t, DecodedMapping> mappings;  // by id
+  std::vector<std::string> mapping_files;       // in wire order
   std::vector<uint32_t> field_order;            // top-level field numbers
 };
 
@@ -139,6 +140,7 @@ Decoded Decode(const std::string& message) {
                                 m.count(f::kMappingHasLineNumbers) +
                                 m.count(f::kMappingHasInlineFrames) >
                             0};
+      d.mapping_files.push_back(dm.file);
       EXPECT_TRUE(d.mappings.emplace(m[f::kMappingId].varint, dm).second);
     } else if (fd.number == f::kLocation) {
       auto l = ByNumber(fd.bytes);
@@ -243,6 +245,58 @@ TEST(PprofTest, TinyProfileByteForByte) {
       "5a0408031004"                // period_type {cpu, nanoseconds}
       "7003";                       // default_sample_type 3 (cpu)
   EXPECT_EQ(Hex(EncodePprof(p)), want);
+}
+
+// pprof takes the first mapping for the program (`File:` in its reports):
+// that is the executable in most samples, not the first module a sample
+// used (ld.so, libc), nor a program that only started it (timeout).
+TEST(PprofTest, TheProgramIsTheFirstMapping) {
+  Profile p;
+  const int ld = *p.AddModule({.path = "/lib64/ld-linux-x86-64.so.2", .start = 0x7000,
+                               .limit = 0x8000});
+  const int libc = *p.AddModule({.path = "/lib/libc.so.6", .start = 0x5000, .limit = 0x6000});
+  const int timeout = *p.AddModule({.path = "/usr/bin/timeout", .start = 0x3000,
+                                    .limit = 0x4000});
+  const int vdso = *p.AddModule({.path = "[vdso]", .start = 0x9000, .limit = 0x9100});
+  const int jit = *p.AddModule({.path = "/tmp/perf-7.map", .start = 0xa000,
+                                .limit = 0xb000});
+  const int prog = *p.AddModule({.path = "/srv/app/bin/server", .start = 0x1000,
+                                 .limit = 0x2000});
+  const int lib = *p.AddModule({.path = "/srv/app/lib/libapp.so.1.2", .start = 0xc000,
+                                .limit = 0xd000});
+  const Frame start[] = {{.address = 0x7010, .module = ld}};
+  const Frame wrapper[] = {{.address = 0x5010, .module = libc},
+                           {.address = 0x3010, .return_address = true, .module = timeout}};
+  const Frame work[] = {{.address = 0x9010, .module = vdso},
+                        {.address = 0xa010, .return_address = true, .module = jit},
+                        {.address = 0xc010, .return_address = true, .module = lib},
+                        {.address = 0x1010, .return_address = true, .module = prog}};
+  ASSERT_TRUE(p.AddSample({.pid = 1}, start, {}, {.count = 1, .weight = 1}).ok());
+  ASSERT_TRUE(p.AddSample({.pid = 1}, wrapper, {}, {.count = 1, .weight = 1}).ok());
+  ASSERT_TRUE(p.AddSample({.pid = 2}, work, {}, {.count = 5, .weight = 5}).ok());
+  const Decoded d = Decode(EncodePprof(p));
+  ASSERT_EQ(d.mapping_files.size(), 7u);
+  EXPECT_EQ(d.mapping_files[0], "/srv/app/bin/server");
+  EXPECT_EQ(d.mappings.at(1).file, "/srv/app/bin/server");
+  // The rest keep their order; every location keeps its own mapping.
+  EXPECT_EQ(d.mapping_files[1], "/lib64/ld-linux-x86-64.so.2");
+  EXPECT_EQ(d.mapping_files[6], "/srv/app/lib/libapp.so.1.2");
+  ASSERT_EQ(d.samples.size(), 3u);
+  for (const DecodedSample& s : d.samples) {
+    if (s.frames.size() == 4) {
+      EXPECT_EQ(s.frames[3].mapping_file, "/srv/app/bin/server");
+      EXPECT_EQ(s.frames[2].mapping_file, "/srv/app/lib/libapp.so.1.2");
+    }
+  }
+  // With no program among them, the order is the modules'.
+  Profile only_libs;
+  const int a = *only_libs.AddModule({.path = "/lib/liba.so", .start = 0x1000, .limit = 0x2000});
+  const int b = *only_libs.AddModule({.path = "[vdso]", .start = 0x3000, .limit = 0x4000});
+  const Frame ab[] = {{.address = 0x1010, .module = a},
+                      {.address = 0x3010, .return_address = true, .module = b}};
+  ASSERT_TRUE(only_libs.AddSample({.pid = 1}, ab, {}, {.count = 1, .weight = 1}).ok());
+  EXPECT_EQ(Decode(EncodePprof(only_libs)).mapping_files,
+            (std::vector<std::string>{"/lib/liba.so", "[vdso]"}));
 }
 
 TEST(PprofTest, RoundTrip) {
