@@ -6,7 +6,7 @@
 #
 # KEYs: unwind unwind_remote unwind_debuginfod unwind_coredump unwindd demo
 # man1 man8 service socket sysusers copyright changelog_debian changelog
-# control postinst prerm postrm readme, doc (repeatable: docs/ files, given
+# control postinst prerm postrm readme lintian_overrides, doc (repeatable: docs/ files, given
 # as paths that end in docs/...), completion (optional).
 set -euo pipefail
 out=$1 version=$2
@@ -75,6 +75,10 @@ for p in "${docs[@]}"; do
   install -d -m 0755 "$pkg/$doc/docs/$(dirname "$rel")"
   install -m 0644 "$p" "$pkg/$doc/docs/$rel"
 done
+
+# Where lintian finds the reasons for the tags this package overrides.
+d usr/share/lintian/overrides
+data "${f[lintian_overrides]}" usr/share/lintian/overrides/unwindd
 
 # Control files.
 d DEBIAN

@@ -24,7 +24,7 @@ mkdir -p "$cache"
 
 mirror=$(grep -rhoE '^URIs: *[^ ]+/debian/?$|^deb +[^ ]+/debian/? +bookworm ' \
   /etc/apt/sources.list.d/ /etc/apt/sources.list 2>/dev/null | head -1 |
-  sed -E 's/^URIs: *//; s/^deb +//; s/ .*//')
+  sed -E 's/^URIs: *//; s/^deb +//; s/ .*//' || true)
 if [ -f "$fresh" ]; then
   base=$fresh
 else
