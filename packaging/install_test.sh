@@ -50,7 +50,10 @@ cleanup() {
   for m in dev/pts dev sys proc; do umount -l "$root/$m" 2>/dev/null || true; done
 }
 trap cleanup EXIT
+# Never delete through a mount that is still there (the host's /dev, /sys).
+still_mounted() { grep -q " $cache/run/" /proc/mounts; }
 cleanup
+still_mounted && { echo "install_test: $cache/run still has mounts; not deleting it"; exit 1; }
 rm -rf "$cache/run"
 mkdir -p "$root"
 tar -C "$root" -xf "$base"
@@ -117,4 +120,6 @@ out=$(in_root 'unwindd --listen=unix:/tmp/u.sock --request-log=none 2>/tmp/unwin
   kill $pid; kill $server; wait $server; exit $status') || fail "unwind --server failed: $out"
 grep -q '^stop: end_of_stack' <<<"$out" || fail "unwind --server printed no whole stack: $out"
 echo "unwind --server: $(grep -c '^#' <<<"$out") frames"
+cleanup
+still_mounted || rm -rf "$root"  # 500 MB; the logs beside it stay
 echo "install_test: passed"
