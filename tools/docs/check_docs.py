@@ -10,7 +10,7 @@ A link or block inside an HTML comment is not checked (the rows of
 documents that do not exist yet are kept that way until they do).
 
 Example blocks: a fenced block whose info string is sh, bash, shell or
-console, or whose first line starts with "$ ", must follow a comment
+console, or any of whose lines starts with "$ ", must follow a comment
 line
 
     <!-- example: illustrative -->
@@ -128,8 +128,13 @@ def check(root, md, problems):
             if fence is None:
                 fence = m.group(2)
                 info = m.group(3).lower()
-                first = raw[no] if no < len(raw) else ''
-                if info in ('sh', 'bash', 'shell', 'console') or first.lstrip().startswith('$ '):
+                body = []
+                for later in raw[no:]:
+                    if later.lstrip().startswith(fence):
+                        break
+                    body.append(later)
+                prompt = any(b.lstrip().startswith('$ ') for b in body)
+                if info in ('sh', 'bash', 'shell', 'console') or prompt:
                     e = EXAMPLE.match(last_text)
                     if not e:
                         problems.append('%s:%d: example block without "<!-- example: illustrative -->" '
