@@ -18,6 +18,11 @@ for kv in "$@"; do
   if [ "$k" = doc ]; then docs+=("$v"); else f[$k]=$v; fi
 done
 
+# The package's version is the Debian changelog's newest entry.
+logged=$(dpkg-parsechangelog -l "${f[changelog_debian]}" -S Version)
+[ "$logged" = "$version" ] ||
+  { echo "build_deb: version $version, but changelog.Debian's newest entry is $logged" >&2; exit 1; }
+
 root=$(mktemp -d "${TMPDIR:-/tmp}/unwindd-deb.XXXXXX")
 trap 'chmod -R u+w "$root"; rm -rf "$root"' EXIT
 pkg=$root/pkg
@@ -99,6 +104,6 @@ sed -e "s|@VERSION@|$version|" -e "s|@ARCH@|$arch|" -e "s|@SIZE@|$size|" \
 chmod 0644 "$pkg/DEBIAN/control" "$pkg/DEBIAN/md5sums"
 
 # Reproducible: every file dated like the changelog's entry.
-epoch=$(dpkg-parsechangelog -l "${f[changelog_debian]}" -S Timestamp 2>/dev/null || echo 0)
+epoch=$(dpkg-parsechangelog -l "${f[changelog_debian]}" -S Timestamp)
 find "$pkg" -exec touch -h -d "@$epoch" {} +
 SOURCE_DATE_EPOCH=$epoch dpkg-deb --root-owner-group -Zxz --build "$pkg" "$out" >/dev/null
