@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Checks README.md and docs/*.md (issue 27): every relative link resolves
+"""Checks README.md and docs/*.md (issue 27): every document in docs/ is
+linked from README.md, every relative link resolves
 to a file in the repository, every #anchor to a heading of the file it
 names (GitHub's anchor rules), and every example command block is marked
 as run by a test or as illustrative.
@@ -181,6 +182,14 @@ def main():
     files = sys.argv[2:]
     for md in files:
         check(root, os.path.join(root, md) if not os.path.isabs(md) else md, problems)
+    # Every document in docs/ is reachable from the front page's table.
+    readme = os.path.join(root, 'README.md')
+    if os.path.exists(readme):
+        with open(readme, encoding='utf-8') as f:
+            linked = set(m.group(3).partition('#')[0] for m in LINK.finditer('\n'.join(strip_comments(f.read().split('\n')))))
+        for name in sorted(os.listdir(os.path.join(root, 'docs'))):
+            if name.endswith('.md') and 'docs/' + name not in linked:
+                problems.append('README.md: docs/%s is not linked from the table of documents: add a row for it' % name)
     for p in problems:
         print(p)
     print('%d files, %d problems' % (len(files), len(problems)))
