@@ -28,3 +28,10 @@ fi
 frames=$(grep -c '^#' "$tmp/python.frames")
 [ "$frames" -ge 2 ] || { echo "only $frames frames"; exit 1; }
 echo "unwind_process.py: $frames frames, equal to unwind pid's"
+
+# The Go example cannot be compiled here (no Go gRPC module in an offline
+# build): it must at least parse and be gofmt-clean.
+go_example="$ws/docs/examples/go/main.go"
+unformatted=$(gofmt -l -e "$go_example" 2>&1) || { echo "$unformatted"; echo "the Go example does not parse"; exit 1; }
+[ -z "$unformatted" ] || { echo "the Go example is not gofmt-formatted: $unformatted"; exit 1; }
+echo "go/main.go: parses, gofmt-clean"
