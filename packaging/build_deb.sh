@@ -6,7 +6,8 @@
 #
 # KEYs: unwind unwind_remote unwind_debuginfod unwind_coredump unwindd demo
 # man1 man8 service socket sysusers copyright changelog_debian changelog
-# control postinst prerm postrm readme lintian_overrides, doc (repeatable: docs/ files, given
+# control postinst prerm postrm readme lintian_overrides, upstream_version
+# (optional: the VERSION file), doc (repeatable: docs/ files, given
 # as paths that end in docs/...), completion (optional).
 set -euo pipefail
 out=$1 version=$2
@@ -22,6 +23,13 @@ done
 logged=$(dpkg-parsechangelog -l "${f[changelog_debian]}" -S Version)
 [ "$logged" = "$version" ] ||
   { echo "build_deb: version $version, but changelog.Debian's newest entry is $logged" >&2; exit 1; }
+
+# And its upstream part is the project's VERSION file, when given.
+if [ -n "${f[upstream_version]:-}" ]; then
+  upstream=$(tr -d ' \n' < "${f[upstream_version]}")
+  [ "${version%-*}" = "$upstream" ] ||
+    { echo "build_deb: version $version, but VERSION says $upstream" >&2; exit 1; }
+fi
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/unwindd-deb.XXXXXX")
 trap 'chmod -R u+w "$root"; rm -rf "$root"' EXIT
