@@ -12,7 +12,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 bazel test //... "$@" 2>&1 | tee "$log"
 rc=$?
-# Then the sanitizers (README "Sanitizers and fuzzing"), with every report
+# Then the sanitizers (docs/testing.md "Sanitizers and fuzzing"), with every report
 # fatal: ASan+UBSan over the unit and service tests (the fuzz targets'
 # corpus replays included), TSan over proc/ and service/. UNWINDD_SANITIZERS=0
 # skips them (a quick local run).
@@ -23,7 +23,7 @@ if [ "${UNWINDD_SANITIZERS:-1}" != 0 ]; then
   [ "$rc" -eq 0 ] && rc=$asan_rc
   # Not the tests that run gRPC: Debian's gRPC is uninstrumented and hands
   # buffers between its threads through synchronization TSan cannot see
-  # (README "Sanitizers and fuzzing"), which makes ~100 reports inside it.
+  # (docs/testing.md "Sanitizers and fuzzing"), which makes ~100 reports inside it.
   tsan_tests=$(bazel query 'tests(//proc/... + //service/...) except
       rdeps(//proc/... + //service/..., "//third_party/system:grpc++")' 2>/dev/null)
   # shellcheck disable=SC2086
