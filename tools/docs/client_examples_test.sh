@@ -5,13 +5,15 @@
 # show the call's instruction or the one after it from one stop to the next).
 set -euo pipefail
 ws="$TEST_SRCDIR/$TEST_WORKSPACE"
-tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/clients.XXXXXX")
+# Under /tmp, not $TEST_TMPDIR: a Unix socket's path must fit in 108
+# bytes, and Bazel's output base can be longer than that.
+tmp=$(mktemp -d /tmp/unwindd-clients.XXXXXX)
 sock="$tmp/unwindd.sock"
 "$ws/service/unwindd" --listen="unix:$sock" --request-log=none 2> "$tmp/unwindd.log" &
 server=$!
 sleep 60 &
 target=$!
-trap 'kill $server $target 2>/dev/null || true' EXIT
+trap 'kill $server $target 2>/dev/null || true; rm -rf "$tmp"' EXIT
 for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
 [ -S "$sock" ] || { echo "unwindd did not create $sock"; cat "$tmp/unwindd.log"; exit 1; }
 sleep 0.2  # let sleep(1) reach nanosleep
