@@ -2,7 +2,9 @@
 // Same command line and the same output as the in-process CLI (the same
 // FormatJson/FormatText over the same ProcessStacks), but the unwinding is
 // done by a running unwindd. ADDRESS is unix:PATH or tcp:HOST:PORT, as
-// unwindd's --listen takes them. A tcp: server with TLS (unwindd
+// unwindd's --listen takes them, or dns:///NAME:PORT (every address NAME
+// resolves to: replicas, calls spread round-robin and retried on
+// UNAVAILABLE; channel.h), or ipv4:ADDR:PORT,ADDR:PORT,... A tcp: server with TLS (unwindd
 // --tls-cert ...) needs --tls-ca=PEM (the CA that signed its certificate)
 // and, to be let in, --tls-cert=PEM --tls-key=PEM (this client's):
 //
@@ -30,6 +32,7 @@
 #include "service/cli/demo.h"
 #include "service/cli/output.h"
 #include "service/common/convert.h"
+#include "service/remote/channel.h"
 
 namespace {
 
@@ -39,18 +42,6 @@ using unwindd::service::Command;
 int Fail(absl::string_view msg) {
   std::fprintf(stderr, "unwind: %.*s\n", static_cast<int>(msg.size()), msg.data());
   return 1;
-}
-
-// unix:PATH stays as is (gRPC's own syntax); tcp:HOST:PORT -> HOST:PORT.
-absl::StatusOr<std::string> GrpcTarget(absl::string_view address) {
-  if (absl::StartsWith(address, "unix:") && address.size() > 5) {
-    return std::string(address);
-  }
-  if (absl::ConsumePrefix(&address, "tcp:") && absl::StrContains(address, ':')) {
-    return std::string(address);
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "invalid --server '", address, "' (unix:PATH or tcp:HOST:PORT)"));
 }
 
 std::string Absolute(const std::string& path);
@@ -189,7 +180,10 @@ int Run(const std::string& target, const TlsFlags& tls, const Command& cmd) {
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       Credentials(target, tls);
   if (!credentials.ok()) return Fail(credentials.status().message());
-  std::shared_ptr<grpc::Channel> channel = grpc::CreateChannel(target, *credentials);
+  // round_robin over every address the target names, UNAVAILABLE retried
+  // on another (channel.h).
+  std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
+      target, *credentials, unwindd::service::RemoteChannelArguments());
   std::unique_ptr<v1::Unwinder::Stub> stub = v1::Unwinder::NewStub(channel);
   std::unique_ptr<unwindd::service::DemoProcess> demo;
   pid_t pid = cmd.pid;
@@ -283,7 +277,7 @@ int main(int argc, char** argv) {
       args.push_back(a);
     }
   }
-  absl::StatusOr<std::string> target = GrpcTarget(server);
+  absl::StatusOr<std::string> target = unwindd::service::RemoteTarget(server);
   absl::StatusOr<Command> cmd = unwindd::service::ParseCommandLine(args);
   if (!target.ok() || !cmd.ok()) {
     Fail(!target.ok() ? target.status().message() : cmd.status().message());
