@@ -317,6 +317,9 @@ def main():
     ap.add_argument("--phase-seconds", type=float, default=6)
     ap.add_argument("--connection-age", type=int, default=3)
     ap.add_argument("--core-clients", type=int, default=3)
+    ap.add_argument("--soak-seconds", type=int, default=0,
+                    help="instead of the phases: mixed load for this long, every "
+                         "replica's RSS sampled (docs/fleet.md \"Soak\")")
     args = ap.parse_args()
     sys.path.insert(0, args.pb2_dir)
     from proto import unwinder_pb2 as pb
@@ -477,6 +480,11 @@ http {
             refused = True
         check("nginx refuses a client certificate from another CA", refused)
 
+        if args.soak_seconds > 0:
+            soak(args, pb, replicas, rr_channel, nginx_channel, core, reference, samples,
+                 ref_samples, check)
+            return finish(results, procs)
+
         # ---- throughput: 1 replica, then 3 ----
         def throughput(target_channel, seconds):
             stats = Stats()
@@ -580,19 +588,88 @@ http {
         check("calls went through nginx", through_nginx > 0, "%d" % through_nginx)
     except Exception as e:  # a setup step that failed: one failure, said why
         check("setup", False, "%s: %s" % (type(e).__name__, e))
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                p.kill()
+    return finish(results, procs)
+
+
+def finish(results, procs):
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            p.kill()
     passed = sum(1 for r in results if r[1])
     failed = len(results) - passed
     print("fleet cluster: %d passed, %d failed" % (passed, failed), flush=True)
     return 0 if failed == 0 and passed > 0 else 1
+
+
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def soak(args, pb, replicas, rr_channel, nginx_channel, core, reference, samples,
+         ref_samples, check):
+    """Mixed load for --soak-seconds with every replica up; RSS every 10 s."""
+    stats = Stats()
+    load = Load(pb, stats)
+    channels = []
+    for i in range(args.core_clients):
+        c = rr_channel()
+        channels.append(c)
+        load.core_client(c, "core-rr", core, None, reference)
+    c = nginx_channel()
+    channels.append(c)
+    load.core_client(c, "core-nginx", core, None, reference)
+    for maker, kind in ((rr_channel, "snap-rr"), (nginx_channel, "snap-nginx")):
+        for _ in range(2):
+            c = maker()
+            channels.append(c)
+            load.snapshot_client(c, kind, samples, ref_samples)
+    rss = {r.index: [] for r in replicas}
+    t0 = time.monotonic()
+    load.start()
+    while time.monotonic() - t0 < args.soak_seconds:
+        time.sleep(10)
+        line = []
+        for r in replicas:
+            k = rss_kib(r.proc.pid)
+            rss[r.index].append(k)
+            line.append("%d MiB" % (k // 1024))
+        with stats.lock:
+            done = (stats.ok, stats.samples, len(stats.failed))
+        log("soak %4.0f s: RSS %s; %d core calls, %d samples, %d failed" %
+            ((time.monotonic() - t0,) + (", ".join(line),) + done))
+    load.stop()
+    for c in channels:
+        c.close()
+    elapsed = time.monotonic() - t0
+    check("soak: no call failed", not stats.failed,
+          "%d failed: %s" % (len(stats.failed), stats.failed[:3]))
+    check("soak: every answer equal to the single server's", not stats.mismatched,
+          "%d differ" % len(stats.mismatched))
+    for i, series in rss.items():
+        if len(series) < 4:
+            continue
+        # Flat: after the first minute (caches filling), the last sample is
+        # within 10% (or 16 MiB) of the highest seen.
+        settled = series[min(6, len(series) // 2):]
+        first, last, top = settled[0], series[-1], max(settled)
+        check("soak: replica %d's RSS stays flat" % (i + 1),
+              top - first <= max(first // 10, 16 << 10),
+              "%d MiB after 1 min, %d MiB at the end, %d MiB at most" %
+              (first // 1024, last // 1024, top // 1024))
+    log("soak: %.0f s, %d core calls (%.1f/s), %d samples (%.0f/s), %d streams reopened, "
+        "p50 %.1f ms p99 %.1f ms" %
+        (elapsed, stats.ok, stats.ok / elapsed, stats.samples, stats.samples / elapsed,
+         stats.reopened, 1e3 * percentile(stats.latency, 50),
+         1e3 * percentile(stats.latency, 99)))
 
 
 if __name__ == "__main__":
