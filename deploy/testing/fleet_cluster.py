@@ -182,6 +182,7 @@ class Stats:
         self.ok = 0
         self.failed = []       # (time, kind, code, message)
         self.mismatched = []
+        self.differences = []  # the first few, described
         self.latency = []      # seconds, core calls that succeeded
         self.reopened = 0      # snapshot streams reopened after UNAVAILABLE
         self.samples = 0
@@ -226,6 +227,9 @@ class Load:
                 if r.SerializeToString(deterministic=True) != reference:
                     with self.stats.lock:
                         self.stats.mismatched.append(kind)
+                        if len(self.stats.differences) < 5:
+                            self.stats.differences.append(
+                                "%s: %s" % (kind, describe_core_difference(pb, r, reference)))
                 else:
                     self.stats.record_ok(time.monotonic() - start)
 
@@ -247,9 +251,16 @@ class Load:
                     while not self.stopping.is_set():
                         q.put(samples[i % len(samples)])
                         r = next(responses)
-                        if frames_of(pb, r) != reference[i % len(samples)]:
+                        got = frames_of(pb, r)
+                        want = reference[i % len(samples)]
+                        if got != want:
                             with self.stats.lock:
                                 self.stats.mismatched.append(kind)
+                                if len(self.stats.differences) < 5:
+                                    self.stats.differences.append(
+                                        "%s: sample %d: got %s, want %s" %
+                                        (kind, i % len(samples), summary(got),
+                                         summary(want)))
                         else:
                             with self.stats.lock:
                                 self.stats.samples += 1
@@ -295,6 +306,26 @@ def frames_of(pb, r):
         out.append((f.pc, f.sp, f.method, m.path if m else "", m.build_id if m else "",
                     f.rel_pc))
     return (r.stack.tid, r.stack.stop, tuple(out))
+
+
+def summary(frames):
+    if frames[0] == "error":
+        return "error %d" % frames[1]
+    return "tid %d stop %d, %d frames, modules %s" % (
+        frames[0], frames[1], len(frames[2]), sorted(set(f[3] for f in frames[2])))
+
+
+def describe_core_difference(pb, got, reference):
+    want = pb.UnwindResponse.FromString(reference)
+    if len(got.threads) != len(want.threads):
+        return "%d threads, want %d" % (len(got.threads), len(want.threads))
+    for g, w in zip(got.threads, want.threads):
+        if g != w:
+            return "thread %d: %d frames, want %d" % (g.tid, len(g.frames), len(w.frames))
+    for g, w in zip(got.modules, want.modules):
+        if g != w:
+            return "module %s differs: %s" % (w.path, str(g).replace("\n", "; ")[:300])
+    return "other fields differ"
 
 
 def percentile(values, p):
@@ -575,7 +606,8 @@ http {
               "%d failed (in flight at most %d): %s" % (len(after_kill), in_flight,
                                                         after_kill[:3]))
         check("every answer equal to the single server's", not stats.mismatched,
-              "%d differ (%s)" % (len(stats.mismatched), sorted(set(stats.mismatched))))
+              "%d differ (%s): %s" % (len(stats.mismatched), sorted(set(stats.mismatched)),
+                                      stats.differences))
         log("mixed load: %d core calls, %d samples, %d streams reopened after "
             "UNAVAILABLE, %d failed; p50 %.1f ms p99 %.1f ms" %
             (stats.ok, stats.samples, stats.reopened, len(stats.failed),
@@ -653,18 +685,20 @@ def soak(args, pb, replicas, rr_channel, nginx_channel, core, reference, samples
     check("soak: no call failed", not stats.failed,
           "%d failed: %s" % (len(stats.failed), stats.failed[:3]))
     check("soak: every answer equal to the single server's", not stats.mismatched,
-          "%d differ" % len(stats.mismatched))
+          "%d differ (%s): %s" % (len(stats.mismatched), sorted(set(stats.mismatched)),
+                                  stats.differences))
     for i, series in rss.items():
         if len(series) < 4:
             continue
-        # Flat: after the first minute (caches filling), the last sample is
-        # within 10% (or 16 MiB) of the highest seen.
-        settled = series[min(6, len(series) // 2):]
-        first, last, top = settled[0], series[-1], max(settled)
-        check("soak: replica %d's RSS stays flat" % (i + 1),
-              top - first <= max(first // 10, 16 << 10),
-              "%d MiB after 1 min, %d MiB at the end, %d MiB at most" %
-              (first // 1024, last // 1024, top // 1024))
+        # Flat: over the second half of the soak (the first fills the
+        # caches), RSS grows by at most 10% (or 16 MiB).
+        half = series[len(series) // 2]
+        top = max(series[len(series) // 2:])
+        check("soak: replica %d's RSS stays flat over the second half" % (i + 1),
+              top - half <= max(half // 10, 16 << 10),
+              "%d MiB at 1 min, %d MiB at half time, %d MiB at the end, %d MiB at most" %
+              (series[min(5, len(series) - 1)] // 1024, half // 1024, series[-1] // 1024,
+               top // 1024))
     log("soak: %.0f s, %d core calls (%.1f/s), %d samples (%.0f/s), %d streams reopened, "
         "p50 %.1f ms p99 %.1f ms" %
         (elapsed, stats.ok, stats.ok / elapsed, stats.samples, stats.samples / elapsed,

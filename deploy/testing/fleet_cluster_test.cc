@@ -71,6 +71,13 @@ TEST(FleetClusterTest, ReplicasBehindRoundRobinAndNginxLoseNoRequest) {
   absl::StatusOr<harness::ToolOutput> run = harness::RunTool(
       {"/usr/bin/python3", root + "/deploy/testing/fleet_cluster.py",
        absl::StrCat("--soak-seconds=", soak_seconds),
+       // The soak rotates connections every 30 s unless
+       // UNWINDD_SOAK_CONNECTION_AGE says otherwise (the phases: 3 s).
+       absl::StrCat("--connection-age=",
+                    soak_seconds == 0 ? 3
+                    : getenv("UNWINDD_SOAK_CONNECTION_AGE") != nullptr
+                        ? atoi(getenv("UNWINDD_SOAK_CONNECTION_AGE"))
+                        : 30),
        "--unwindd=" + testing::UnwinddBinary(),
        "--core=" + core + ".zst", "--exe=" + store_exe,
        "--samples=" + samples_file,
