@@ -54,7 +54,10 @@ class ReplicasTest : public ::testing::Test {
           {absl::StrCat("--listen=tcp:", host, ":", port_), "--drain-timeout=10"});
       ASSERT_TRUE(s.ok()) << s.status();
       servers_.push_back(*std::move(s));
-      if (i == 0) port_ = servers_[0]->TcpPort();
+      // Printed just after the health service starts answering.
+      for (int t = 0; i == 0 && t < 500 && (port_ = servers_[0]->TcpPort()) == 0; ++t) {
+        absl::SleepFor(absl::Milliseconds(10));
+      }
       ASSERT_GT(port_, 0) << servers_[0]->Stderr();
     }
     target_ = absl::StrCat("ipv4:127.0.0.1:", port_, ",127.0.0.2:", port_,
