@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
@@ -42,6 +43,20 @@ void OnSignal(int) { g_interrupted.store(true); }
 
 void Warn(absl::string_view msg) {
   std::fprintf(stderr, "unwind: warning: %.*s\n", static_cast<int>(msg.size()), msg.data());
+}
+
+// CAP_SYS_PTRACE in this process's effective set (/proc/self/status).
+bool HasPtraceCapability() {
+  std::FILE* f = std::fopen("/proc/self/status", "re");
+  if (f == nullptr) return false;
+  char line[256];
+  unsigned long long eff = 0;
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::sscanf(line, "CapEff: %llx", &eff) == 1) break;
+  }
+  std::fclose(f);
+  constexpr int kCapSysPtrace = 19;  // linux/capability.h
+  return (eff >> kCapSysPtrace) & 1;
 }
 
 int Fail(absl::string_view msg) {
@@ -99,7 +114,16 @@ int Run(const unwindd::service::Command& cmd, char** argv) {
   {
     absl::StatusOr<std::unique_ptr<unwindd::proc::Target>> target =
         unwindd::proc::AttachLive(pid, cmd.tids);
-    if (!target.ok()) return Fail(target.status().message());
+    if (!target.ok()) {
+      if (absl::IsPermissionDenied(target.status()) && !HasPtraceCapability()) {
+        return Fail(absl::StrCat(
+            target.status().message(),
+            " (another user's process, or any but this one's own descendants "
+            "under Yama's ptrace_scope, needs CAP_SYS_PTRACE, which this unwind, "
+            "uid ", getuid(), ", does not have)"));
+      }
+      return Fail(target.status().message());
+    }
     unwindd::unwinder::ModuleCache cache;
     unwindd::unwinder::UnwindOptions options;
     if (cmd.max_frames > 0) options.max_frames = cmd.max_frames;

@@ -2,7 +2,9 @@
 // Same command line and the same output as the in-process CLI (the same
 // FormatJson/FormatText over the same ProcessStacks), but the unwinding is
 // done by a running unwindd. ADDRESS is unix:PATH or tcp:HOST:PORT, as
-// unwindd's --listen takes them. A tcp: server with TLS (unwindd
+// unwindd's --listen takes them, or dns:///NAME:PORT (every address NAME
+// resolves to: replicas, calls spread round-robin and retried on
+// UNAVAILABLE; channel.h), or ipv4:ADDR:PORT,ADDR:PORT,... A tcp: server with TLS (unwindd
 // --tls-cert ...) needs --tls-ca=PEM (the CA that signed its certificate)
 // and, to be let in, --tls-cert=PEM --tls-key=PEM (this client's):
 //
@@ -42,6 +44,7 @@
 #include "service/common/convert.h"
 #include "service/common/json.h"
 #include "service/common/version.h"
+#include "service/remote/channel.h"
 
 namespace {
 
@@ -51,18 +54,6 @@ using unwindd::service::Command;
 int Fail(absl::string_view msg) {
   std::fprintf(stderr, "unwind: %.*s\n", static_cast<int>(msg.size()), msg.data());
   return 1;
-}
-
-// unix:PATH stays as is (gRPC's own syntax); tcp:HOST:PORT -> HOST:PORT.
-absl::StatusOr<std::string> GrpcTarget(absl::string_view address) {
-  if (absl::StartsWith(address, "unix:") && address.size() > 5) {
-    return std::string(address);
-  }
-  if (absl::ConsumePrefix(&address, "tcp:") && absl::StrContains(address, ':')) {
-    return std::string(address);
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "invalid --server '", address, "' (unix:PATH or tcp:HOST:PORT)"));
 }
 
 std::string Absolute(const std::string& path);
@@ -333,7 +324,10 @@ int Run(const std::string& target, const TlsFlags& tls, const Command& cmd) {
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       Credentials(target, tls);
   if (!credentials.ok()) return Fail(credentials.status().message());
-  std::shared_ptr<grpc::Channel> channel = grpc::CreateChannel(target, *credentials);
+  // round_robin over every address the target names, UNAVAILABLE retried
+  // on another (channel.h).
+  std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
+      target, *credentials, unwindd::service::RemoteChannelArguments());
   if (cmd.kind == Command::Kind::kHealth) return Health(channel, target);
   std::unique_ptr<v1::Unwinder::Stub> stub = v1::Unwinder::NewStub(channel);
   if (cmd.kind == Command::Kind::kStats) return Stats(*stub, target, cmd);
@@ -438,7 +432,7 @@ int main(int argc, char** argv) {
     std::printf("%s\n", unwindd::service::VersionLine("unwind").c_str());
     return std::fflush(stdout) == 0 ? 0 : 1;
   }
-  absl::StatusOr<std::string> target = GrpcTarget(server);
+  absl::StatusOr<std::string> target = unwindd::service::RemoteTarget(server);
   if (!target.ok()) return usage_error(target.status().message());
   return Run(*target, tls, *cmd);
 }

@@ -66,7 +66,18 @@ absl::StatusOr<UnwindResult> UnwindCoreFile(const Caller& caller,
   // libraries, a sysroot) is opened as the caller: the kernel decides what
   // the caller may read, here as it would for `unwind core` run by them.
   ScopedFsIdentity as(caller);
-  if (!as.status().ok()) return as.status();
+  if (!as.status().ok()) {
+    // An unwindd without CAP_SETUID and CAP_SETGID (a container replica
+    // running as its own user) cannot act as a TCP caller. A streamed core
+    // that names no file of this machine is still unwound, from its own
+    // memory and what debuginfod serves: with a sysroot under which
+    // nothing can exist, no file here is opened for the caller.
+    const bool names_no_file = caller.transport == Caller::Transport::kTcp &&
+                               request.server_path.empty() && request.exe.empty() &&
+                               request.sysroot.empty() && request.path_map.empty();
+    if (!names_no_file) return as.status();
+    request.sysroot = "/dev/null";
+  }
   memory::ScopedFd core = std::move(request.streamed);
   if (!request.server_path.empty()) {
     core = memory::OpenCloexec(request.server_path.c_str(), O_RDONLY | O_NONBLOCK);

@@ -29,6 +29,9 @@ const char kServerUsage[] =
     "  --tls-allow=ID=PERMS        what a client certificate whose SAN or CN is ID\n"
     "                              may do (repeatable): PERMS is none or a list of\n"
     "                              snapshots,cores,processes; unlisted: nothing\n"
+    "  --health-listen=tcp:HOST:PORT  plain TCP serving only grpc.health.v1\n"
+    "                              (probes that cannot present a client\n"
+    "                              certificate, e.g. kubelet's gRPC probes)\n"
     "  --socket-mode=0660          mode of the socket file (octal)\n"
     "  --socket-group=GROUP        group of the socket file\n"
     "  --max-connections=1024      Unix connections at once\n"
@@ -47,6 +50,15 @@ const char kServerUsage[] =
     "  --module-cache-bytes=N      module cache budget (default 4 GiB, mapped)\n"
     "  --request-log=-|none|PATH   one JSON line per request (default stderr)\n"
     "  --drain-timeout=10          seconds SIGTERM waits for running requests\n"
+    "                              (health NOT_SERVING at once; new calls get\n"
+    "                              UNAVAILABLE; streams end UNAVAILABLE after\n"
+    "                              their current message)\n"
+    "  --max-connection-age=120    seconds a client connection lives (+-10%),\n"
+    "                              then GOAWAY: clients reconnect and rebalance;\n"
+    "                              snapshot streams older end, after their\n"
+    "                              current message, UNAVAILABLE; 0: forever\n"
+    "  --max-connection-age-grace=30  seconds calls still running then get\n"
+    "                              before the connection closes\n"
     "  --debug-dir=DIR             separate debug files (repeatable; default\n"
     "                              /usr/lib/debug); requests may name others\n"
     "  --debuginfod=URL            debuginfod servers for requests that ask\n"
@@ -123,6 +135,11 @@ absl::StatusOr<ServerFlags> ParseServerFlags(absl::Span<const absl::string_view>
       }
       l.address = std::string(a);
       f.listen.push_back(std::move(l));
+    } else if (absl::ConsumePrefix(&a, "--health-listen=")) {
+      if (!absl::ConsumePrefix(&a, "tcp:") || !absl::StrContains(a, ':')) {
+        return Bad(absl::StrCat("invalid --health-listen '", a, "' (tcp:HOST:PORT)"));
+      }
+      f.health_listen.push_back(std::string(a));
     } else if (a == "--keep-capabilities") {
       f.keep_capabilities = true;
     } else if (a == "--allow-tcp-unwind-any") {
@@ -196,6 +213,12 @@ absl::StatusOr<ServerFlags> ParseServerFlags(absl::Span<const absl::string_view>
     } else if (absl::ConsumePrefix(&a, "--drain-timeout=")) {
       s = Number<int>("--drain-timeout", a, 0, 3600, &seconds);
       f.drain_timeout = absl::Seconds(seconds);
+    } else if (absl::ConsumePrefix(&a, "--max-connection-age=")) {
+      s = Number<int>("--max-connection-age", a, 0, 86400, &seconds);
+      f.max_connection_age = absl::Seconds(seconds);
+    } else if (absl::ConsumePrefix(&a, "--max-connection-age-grace=")) {
+      s = Number<int>("--max-connection-age-grace", a, 0, 86400, &seconds);
+      f.max_connection_age_grace = absl::Seconds(seconds);
     } else if (absl::ConsumePrefix(&a, "--debug-dir=")) {
       if (a.empty() || a[0] != '/') return Bad("--debug-dir takes an absolute path");
       if (!debug_dirs_given) f.service.debug_dirs.clear();
@@ -219,6 +242,7 @@ absl::StatusOr<ServerFlags> ParseServerFlags(absl::Span<const absl::string_view>
   }
   f.service.default_frames =
       std::min(f.service.default_frames, f.service.max_frames);
+  f.service.max_stream_age = f.max_connection_age;
   if (f.listen.empty()) {
     f.listen.push_back({ListenAddress::Kind::kUnix, "/run/unwindd.sock"});
     f.listen_is_default = true;

@@ -30,6 +30,9 @@ struct ServerFlags {
   // No --listen was given: `listen` holds the default, which sockets
   // inherited from systemd replace (activation.h).
   bool listen_is_default = false;
+  // --health-listen: HOST:PORT of plain TCP listeners that serve only
+  // grpc.health.v1.Health (no unwinding), for probes without TLS.
+  std::vector<std::string> health_listen;
   // Keep every capability unwindd starts with, rather than only those it
   // needs (capabilities.h).
   bool keep_capabilities = false;
@@ -38,6 +41,14 @@ struct ServerFlags {
   size_t max_connections = 1024;
   std::string request_log = "-";  // "-": stderr, "none", or a file
   absl::Duration drain_timeout = absl::Seconds(10);
+  // HTTP/2 connection lifetime (gRPC's max connection age, +-10% jitter):
+  // then GOAWAY, so clients re-resolve and spread their calls over the
+  // replicas; calls still running get `max_connection_age_grace` before the
+  // connection closes. A snapshot stream older than the age ends after its
+  // current message with UNAVAILABLE (docs/fleet.md "Stream lifetime").
+  // Zero: no limit.
+  absl::Duration max_connection_age = absl::Seconds(120);
+  absl::Duration max_connection_age_grace = absl::Seconds(30);
   ServiceOptions service;
   // --tls-cert, --tls-key, --tls-client-ca: every TCP listener uses TLS and
   // requires a client certificate (tls.h); the rules are service.tls_allow.

@@ -33,7 +33,8 @@ TEST(ServerFlagsTest, ParsesEveryFlag) {
        "--max-stack-bytes=8192", "--max-samples-per-stream=9", "--max-connections=11",
        "--module-cache-bytes=1048576", "--request-log=none", "--drain-timeout=2",
        "--max-mapping-tables=5", "--max-mapping-table-bytes=65536",
-       "--keep-capabilities"});
+       "--keep-capabilities", "--max-connection-age=7", "--max-connection-age-grace=3",
+       "--health-listen=tcp:0.0.0.0:7071"});
   ASSERT_TRUE(f.ok()) << f.status();
   ASSERT_EQ(f->listen.size(), 2u);
   EXPECT_FALSE(f->listen_is_default);
@@ -56,6 +57,11 @@ TEST(ServerFlagsTest, ParsesEveryFlag) {
   EXPECT_EQ(f->max_connections, 11u);
   EXPECT_EQ(f->request_log, "none");
   EXPECT_EQ(f->drain_timeout, absl::Seconds(2));
+  EXPECT_EQ(f->max_connection_age, absl::Seconds(7));
+  EXPECT_EQ(f->max_connection_age_grace, absl::Seconds(3));
+  EXPECT_EQ(f->service.max_stream_age, absl::Seconds(7));
+  ASSERT_EQ(f->health_listen.size(), 1u);
+  EXPECT_EQ(f->health_listen[0], "0.0.0.0:7071");
 }
 
 TEST(ServerFlagsTest, RejectsBadValues) {
@@ -63,7 +69,9 @@ TEST(ServerFlagsTest, RejectsBadValues) {
        {"--listen=tcp:nocolon", "--listen=unix:", "--listen=udp:x:1", "--workers=0",
         "--socket-mode=0999", "--socket-mode=rw", "--max-frames=0",
         "--max-frames=99999999", "--request-timeout=-1", "--max-mapping-tables=0",
-        "--max-mapping-table-bytes=12", "--bogus", "pid"}) {
+        "--max-mapping-table-bytes=12", "--bogus", "pid",
+        "--max-connection-age=-1", "--max-connection-age-grace=x",
+        "--health-listen=unix:/x", "--health-listen=tcp:nocolon"}) {
     EXPECT_EQ(Parse({bad}).status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
   absl::StatusOr<ServerFlags> help = Parse({"--help"});

@@ -3,10 +3,13 @@
 //
 // Lifecycle: SIGTERM/SIGINT are blocked in every thread and taken by
 // sigwait() in main, so no handler ever runs inside gRPC or a ptrace call.
-// On either, unwindd stops accepting, reports NOT_SERVING, lets running
-// requests finish for --drain-timeout, cancels the rest, and joins its
-// workers — every target is detached by the worker that attached it —
-// before exiting 0.
+// On either, unwindd drains (docs/fleet.md "Draining"): health reports
+// NOT_SERVING, the Unix listeners close, calls that still arrive get
+// UNAVAILABLE (clients retry them on another replica), running requests
+// finish within --drain-timeout and snapshot streams end after their
+// current message with UNAVAILABLE; then streams idle between messages
+// end with UNAVAILABLE, the workers are joined — every target is detached
+// by the worker that attached it — and unwindd exits 0.
 #include <grp.h>
 #include <malloc.h>
 #include <signal.h>
@@ -39,6 +42,9 @@ namespace {
 using unwindd::service::ListenAddress;
 
 constexpr int kMaxMessageBytes = 16 << 20;  // a 1 MiB stack + 64Ki mappings
+// How long a drained server leaves for its last answers (and the trailers
+// that end idle streams) to be written before it exits.
+constexpr absl::Duration kFlushTime = absl::Milliseconds(250);
 
 int Fail(absl::string_view msg) {
   std::fprintf(stderr, "unwindd: %.*s\n", static_cast<int>(msg.size()), msg.data());
@@ -139,6 +145,18 @@ int Run(const unwindd::service::ServerFlags& flags) {
   // stack copy lies in one piece of the received bytes, which the batch
   // reader then uses in place, rather than split every 16 KiB and gathered.
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_FRAME_SIZE, (1 << 24) - 1);
+  // Connections end after --max-connection-age (gRPC adds +-10% jitter) with
+  // a GOAWAY: HTTP/2 keeps all of a client's calls on one connection, so
+  // without it a client never moves to a replica that started after it
+  // connected. Calls still running get the grace.
+  if (flags.max_connection_age > absl::ZeroDuration()) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
+                               static_cast<int>(absl::ToInt64Milliseconds(
+                                   flags.max_connection_age)));
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                               static_cast<int>(absl::ToInt64Milliseconds(
+                                   flags.max_connection_age_grace)));
+  }
   // Each call holds a gRPC thread while it waits for a worker; bound them
   // too, so floods are refused rather than absorbed.
   grpc::ResourceQuota quota("unwindd");
@@ -170,6 +188,28 @@ int Run(const unwindd::service::ServerFlags& flags) {
                                                      : ""));
   }
   health.SetServingStatus("unwindd.v1.Unwinder", true);
+  // --health-listen: a second server with only a health service, which
+  // follows the main one's status (a service belongs to one server).
+  unwindd::service::HealthService probe_health;
+  std::unique_ptr<grpc::Server> probe_server;
+  if (!flags.health_listen.empty()) {
+    grpc::ServerBuilder probe;
+    probe.RegisterService(&probe_health);
+    std::vector<int> ports(flags.health_listen.size(), 0);
+    for (size_t i = 0; i < flags.health_listen.size(); ++i) {
+      probe.AddListeningPort(flags.health_listen[i], grpc::InsecureServerCredentials(),
+                             &ports[i]);
+    }
+    probe_server = probe.BuildAndStart();
+    for (size_t i = 0; i < ports.size(); ++i) {
+      if (probe_server == nullptr || ports[i] == 0) {
+        return Fail(absl::StrCat("cannot listen on tcp:", flags.health_listen[i]));
+      }
+      where.push_back(absl::StrCat("tcp:", flags.health_listen[i], " (port ", ports[i],
+                                   ") for grpc.health.v1 only"));
+    }
+    probe_health.SetServingStatus("unwindd.v1.Unwinder", true);
+  }
   for (auto& l : listeners) l->Start(server.get(), &service.stats().connections);
   for (const std::string& w : where) {
     std::fprintf(stderr, "unwindd: listening on %s\n", w.c_str());
@@ -206,22 +246,34 @@ int Run(const unwindd::service::ServerFlags& flags) {
   sigwait(&stop, &sig);
   std::fprintf(stderr, "unwindd: %s, draining\n", strsignal(sig));
 
+  // Health first, for load balancers and probes that watch it.
   health.SetServingStatus(false);
+  probe_health.SetServingStatus(false);
+  // Handlers refuse new calls with UNAVAILABLE (clients retry them
+  // elsewhere); snapshot streams end after their current message.
   service.BeginShutdown();
   for (auto& l : listeners) l->Stop();
-  // gRPC's own drain would also wait for idle clients to hang up after its
-  // GOAWAY (seconds); the service knows when its work is done, so drain
-  // that, then cancel what is left (streams waiting for input) and close
-  // every connection at once.
-  if (!service.WaitIdle(absl::Now() + flags.drain_timeout)) {
+  const absl::Time deadline = absl::Now() + flags.drain_timeout;
+  if (!service.WaitIdle(deadline)) {
     std::fprintf(stderr, "unwindd: drain timeout; cancelling what still runs\n");
   }
-  health.Shutdown();  // ends Watch calls now rather than at their next poll
-  server->Shutdown(std::chrono::system_clock::now());
-  service.FinishShutdown();
-  server->Wait();
+  // Nothing is being worked on: end the streams waiting between messages
+  // (UNAVAILABLE, in their trailers) and the health watches, and give the
+  // last answers and trailers time to be written.
+  const int streams = service.EndIdleStreams();
+  if (streams > 0) std::fprintf(stderr, "unwindd: ended %d idle streams\n", streams);
+  health.Shutdown();
+  probe_health.Shutdown();
+  absl::SleepFor(kFlushTime);
+  service.FinishShutdown();  // joins the workers: every target detached
+  // Then exit without gRPC's own shutdown: it answers the calls that reach
+  // it during its shutdown (sent before the client saw its GOAWAY)
+  // CANCELLED, a status no client retries, where connections closed by the
+  // exit give them UNAVAILABLE, which they retry on another replica. Every
+  // call that reached a handler was answered above.
   std::fprintf(stderr, "unwindd: stopped\n");
-  return 0;
+  std::fflush(nullptr);
+  _exit(0);
 }
 
 }  // namespace

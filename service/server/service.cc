@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "grpc/grpc.h"
 #include "grpc/slice.h"
 #include "service/common/convert.h"
 #include "service/server/batch_reader.h"
@@ -107,6 +108,20 @@ bool UnwinderService::WaitIdle(absl::Time deadline) {
   absl::MutexLock l(&busy_mu_);
   auto idle = [this]() ABSL_SHARED_LOCKS_REQUIRED(busy_mu_) { return busy_ == 0; };
   return busy_mu_.AwaitWithDeadline(absl::Condition(&idle), deadline);
+}
+
+int UnwinderService::EndIdleStreams() {
+  absl::MutexLock l(&busy_mu_);
+  // With the status in the trailers (gRPC sends them, then RST_STREAM
+  // NO_ERROR), unlike ServerContext::TryCancel's CANCELLED, which
+  // clients do not retry.
+  for (grpc::ServerContext* c : idle_streams_) {
+    grpc_call_cancel_with_status(
+        c->c_call(), GRPC_STATUS_UNAVAILABLE,
+        "unwindd is draining: every message so far is answered; reopen the stream",
+        nullptr);
+  }
+  return static_cast<int>(idle_streams_.size());
 }
 
 void UnwinderService::FinishShutdown() {
@@ -389,6 +404,10 @@ class UnwinderService::SnapshotStream {
     ++service_.stats_.snapshot_streams;
     log_.set_target("samples");
   }
+  ~SnapshotStream() {
+    absl::MutexLock l(&service_.busy_mu_);
+    service_.idle_streams_.erase(context_);
+  }
 
   // The checks before the first sample; not OK ends the stream.
   absl::Status Open() {
@@ -403,6 +422,14 @@ class UnwinderService::SnapshotStream {
                      UnwindEnv{&service_.cache_, &service_.stats_.memory_bytes_read,
                                &service_.binaries_},
                      service_.build_ids_, service_.vdso_, limits);
+    // Idle until its first message. Checked again under the lock that
+    // EndIdleStreams takes, so a stream opened as the drain begins is
+    // either ended by it or refused here.
+    absl::MutexLock l(&service_.busy_mu_);
+    if (service_.shutting_down_.load()) {
+      return absl::UnavailableError("unwindd is shutting down");
+    }
+    service_.idle_streams_.insert(context_);
     return absl::OkStatus();
   }
 
@@ -425,9 +452,8 @@ class UnwinderService::SnapshotStream {
 
   absl::Status Samples(int n, absl::FunctionRef<SampleInput(int)> request, bool batch) {
     out_.Take();  // nothing left of a message whose reply was not sent
-    if (service_.shutting_down_.load()) {
-      return absl::UnavailableError("unwindd is shutting down");
-    }
+    // Even while draining: a message received is answered, and the stream
+    // ends after it (EndAfterMessage).
     count_ += n;
     if (count_ > service_.options_.max_samples_per_stream) {
       return absl::ResourceExhaustedError(absl::StrFormat(
@@ -473,6 +499,24 @@ class UnwinderService::SnapshotStream {
   // Between messages: the counters the stream's samples added.
   void Flush() { log_.Flush(); }
 
+  // After a message's reply: UNAVAILABLE ends the stream when the server
+  // drains or the stream has reached its age (docs/fleet.md "Stream
+  // lifetime"). Every message read so far has been answered, so the client
+  // loses nothing: it opens a new stream (on another replica) and goes on.
+  absl::Status EndAfterMessage() const {
+    if (service_.shutting_down_.load(std::memory_order_relaxed)) {
+      return absl::UnavailableError(
+          "unwindd is draining: every message so far is answered; reopen the stream");
+    }
+    const absl::Duration age = service_.options_.max_stream_age;
+    if (age > absl::ZeroDuration() && absl::Now() - opened_ >= age) {
+      return absl::UnavailableError(absl::StrCat(
+          "the stream reached its maximum age (", absl::FormatDuration(age),
+          "): every message so far is answered; reopen the stream"));
+    }
+    return absl::OkStatus();
+  }
+
   grpc::Status Finish(const absl::Status& s) {
     log_.Finish(s);
     return ToGrpcStatus(s);
@@ -496,6 +540,7 @@ class UnwinderService::SnapshotStream {
 
   UnwinderService& service_;
   grpc::ServerContext* const context_;
+  const absl::Time opened_ = absl::Now();
   RequestLog log_;
   std::optional<SnapshotSession> session_;
   uint64_t count_ = 0;
@@ -513,7 +558,7 @@ grpc::Status UnwinderService::StreamSnapshots(
   // place for the sample.
   v1::SnapshotRequest request;
   while (stream->Read(&request)) {
-    Busy busy(this);
+    Busy busy(this, context);
     absl::Status s = samples.Samples(
         1,
         [&](int) -> SnapshotStream::SampleInput {
@@ -527,6 +572,7 @@ grpc::Status UnwinderService::StreamSnapshots(
     if (!stream->Write(samples.Reply())) {
       return samples.Finish(absl::CancelledError("the client went away"));
     }
+    if (absl::Status s = samples.EndAfterMessage(); !s.ok()) return samples.Finish(s);
   }
   return samples.Finish(absl::OkStatus());
 }
@@ -542,7 +588,7 @@ grpc::Status UnwinderService::StreamSnapshotBatches(
   grpc::ByteBuffer bytes;
   ReceivedBatch received;
   while (stream->Read(&bytes)) {
-    Busy busy(this);
+    Busy busy(this, context);
     const bool parsed = received.Parse(bytes);
     bytes.Clear();  // the reader holds the slices
     if (!parsed) {
@@ -563,6 +609,7 @@ grpc::Status UnwinderService::StreamSnapshotBatches(
     if (!stream->Write(samples.Reply())) {
       return samples.Finish(absl::CancelledError("the client went away"));
     }
+    if (absl::Status s = samples.EndAfterMessage(); !s.ok()) return samples.Finish(s);
   }
   return samples.Finish(absl::OkStatus());
 }

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -53,6 +54,10 @@ struct ServiceOptions {
   bool tls = false;
   std::vector<TlsRule> tls_allow;
   SnapshotLimits snapshot;
+  // A snapshot stream this old ends after its current message with
+  // UNAVAILABLE, so that long-lived streams move between replicas too
+  // (the server's --max-connection-age; zero: never).
+  absl::Duration max_stream_age = absl::ZeroDuration();
   // --debug-dir (default /usr/lib/debug) and --debuginfod=URL (off when
   // empty; the environment's DEBUGINFOD_URLS is ignored).
   std::vector<std::string> debug_dirs = {"/usr/lib/debug"};
@@ -83,12 +88,16 @@ class UnwinderService final : public v1::Unwinder::Service {
                         v1::Stats* response) override;
 
   // New requests get UNAVAILABLE; running ones finish (streams end after
-  // their current sample).
+  // their current message, with UNAVAILABLE: the client reopens elsewhere).
   void BeginShutdown();
   // Waits until no request (and no sample of a stream) is being worked on,
   // or `deadline`. Streams waiting for their client's next sample do not
   // count: they hold no target and lose nothing when cancelled.
   bool WaitIdle(absl::Time deadline);
+  // After BeginShutdown: ends every stream waiting for its client's next
+  // message with UNAVAILABLE (the client reopens it elsewhere; every
+  // message it sent before was answered). Returns how many.
+  int EndIdleStreams();
   // Cancels what is still running and joins the workers.
   void FinishShutdown();
 
@@ -129,25 +138,32 @@ class UnwinderService final : public v1::Unwinder::Service {
   VdsoImage vdso_;
   WorkPool pool_;
   Watchdog watchdog_;
-  // Marks a handler busy for its lifetime (see WaitIdle).
+  // Marks a handler busy for its lifetime (see WaitIdle); with `stream`,
+  // that snapshot stream is working on a message (not idle: EndIdleStreams).
   class Busy {
    public:
-    explicit Busy(UnwinderService* s) : s_(s) {
+    explicit Busy(UnwinderService* s, grpc::ServerContext* stream = nullptr)
+        : s_(s), stream_(stream) {
       absl::MutexLock l(&s_->busy_mu_);
       ++s_->busy_;
+      if (stream_ != nullptr) s_->idle_streams_.erase(stream_);
     }
     ~Busy() {
       absl::MutexLock l(&s_->busy_mu_);
       --s_->busy_;
+      if (stream_ != nullptr) s_->idle_streams_.insert(stream_);
     }
 
    private:
     UnwinderService* s_;
+    grpc::ServerContext* stream_;
   };
 
   std::atomic<bool> shutting_down_{false};
   absl::Mutex busy_mu_;
   int busy_ ABSL_GUARDED_BY(busy_mu_) = 0;
+  // Open snapshot streams waiting for their client's next message.
+  absl::flat_hash_set<grpc::ServerContext*> idle_streams_ ABSL_GUARDED_BY(busy_mu_);
   std::atomic<uint64_t> core_bytes_in_flight_{0};
 };
 
