@@ -3,9 +3,11 @@
 // over all three, none fails while one of them drains, and the CLI through
 // ipv4: and dns:/// targets prints what the in-process CLI prints.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
@@ -29,6 +31,22 @@ using testing::TempDir;
 
 std::string Fixture(const std::string& name) {
   return harness::FixturePath("aarch64/" + name);
+}
+
+// The fixture executable where a TCP caller's identity can read it: the
+// server opens --exe as the caller (nobody, over TCP), and Bazel's output
+// base may sit under a home directory nobody can enter.
+std::string ReadableExe() {
+  static const std::string path = [] {
+    char dir[] = "/tmp/unwindd-channel-XXXXXX";
+    if (mkdtemp(dir) == nullptr) return Fixture("threads_O2_nofp");
+    chmod(dir, 0755);
+    const std::string out = std::string(dir) + "/threads_O2_nofp";
+    std::filesystem::copy_file(Fixture("threads_O2_nofp"), out);
+    chmod(out.c_str(), 0644);
+    return out;
+  }();
+  return path;
 }
 
 TEST(RemoteTargetTest, TakesGrpcSchemesAndTcp) {
@@ -70,7 +88,7 @@ class ReplicasTest : public ::testing::Test {
     auto w = stub.UnwindCore(&c, out);
     v1::UnwindCoreRequest m;
     m.mutable_options()->set_streamed_size(core_.size());
-    m.mutable_options()->set_exe(Fixture("threads_O2_nofp"));
+    m.mutable_options()->set_exe(ReadableExe());
     w->Write(m);
     v1::UnwindCoreRequest chunk;
     chunk.set_chunk(core_);
@@ -151,7 +169,7 @@ TEST_F(ReplicasTest, CallsSpreadOverEveryReplicaAndSurviveADrain) {
 
 TEST_F(ReplicasTest, CliThroughIpv4AndDnsTargetsPrintsWhatTheLocalCliPrints) {
   const std::string core_path = Fixture("threads_O2_nofp.core.xz");
-  const std::string exe = Fixture("threads_O2_nofp");
+  const std::string exe = ReadableExe();
   const std::string unwind = testing::ServiceBinary("unwind");
   absl::StatusOr<harness::ToolOutput> local = harness::RunTool(
       {unwind, "core", core_path, "--exe=" + exe, "--format=json"}, absl::Seconds(60));
