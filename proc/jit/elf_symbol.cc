@@ -83,19 +83,16 @@ std::optional<std::vector<size_t>> GnuHashCandidates(absl::Span<const uint8_t> t
 
 }  // namespace
 
-absl::StatusOr<ElfSymbol> FindElfSymbol(const std::string& path, absl::string_view name) {
+absl::StatusOr<std::optional<ElfSymbol>> FindElfSymbol(const std::string& path,
+                                                       absl::string_view name) {
   if (!InitLibelf()) return absl::InternalError("libelf version mismatch");
   ElfFile f;
   f.fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (f.fd < 0) return absl::ErrnoToStatus(errno, absl::StrFormat("open %s", path));
   f.elf = elf_begin(f.fd, ELF_C_READ_MMAP, nullptr);
-  if (f.elf == nullptr || elf_kind(f.elf) != ELF_K_ELF) {
-    return absl::NotFoundError(absl::StrFormat("%s is not an ELF file", path));
-  }
+  if (f.elf == nullptr || elf_kind(f.elf) != ELF_K_ELF) return std::nullopt;
   GElf_Ehdr ehdr;
-  if (gelf_getehdr(f.elf, &ehdr) == nullptr) {
-    return absl::NotFoundError(absl::StrFormat("%s: bad ELF header", path));
-  }
+  if (gelf_getehdr(f.elf, &ehdr) == nullptr) return std::nullopt;
   const int word = ehdr.e_ident[EI_CLASS] == ELFCLASS64 ? 8 : 4;
   ElfSymbol out;
   size_t phnum = 0;
@@ -171,7 +168,7 @@ absl::StatusOr<ElfSymbol> FindElfSymbol(const std::string& path, absl::string_vi
       return out;
     }
   }
-  return absl::NotFoundError(absl::StrFormat("%s does not define %s", path, name));
+  return std::nullopt;
 }
 
 absl::StatusOr<uint64_t> LoadBias(const std::vector<ElfLoad>& loads, uint64_t map_start,

@@ -2,13 +2,15 @@
 // (.dynsym through .gnu.hash) or gdb's minimal symbols (.symtab) find it,
 // and the load bias of a mapping of that file.
 //
-//   absl::StatusOr<ElfSymbol> s = FindElfSymbol(path, "__jit_debug_descriptor");
-//   absl::StatusOr<uint64_t> bias = LoadBias(s->loads, m.start, m.offset);
-//   uint64_t target_addr = s->value + *bias;
+//   absl::StatusOr<std::optional<ElfSymbol>> s =
+//       FindElfSymbol(path, "__jit_debug_descriptor");
+//   absl::StatusOr<uint64_t> bias = LoadBias((*s)->loads, m.start, m.offset);
+//   uint64_t target_addr = (*s)->value + *bias;
 #ifndef UNWINDD_PROC_JIT_ELF_SYMBOL_H_
 #define UNWINDD_PROC_JIT_ELF_SYMBOL_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,9 +33,11 @@ struct ElfSymbol {
 };
 
 // The defined symbol `name` in the ELF file at `path` (.dynsym first, by
-// its GNU hash table when there is one, then .symtab). NotFound if the
-// file does not define it or is not ELF; the open's error otherwise.
-absl::StatusOr<ElfSymbol> FindElfSymbol(const std::string& path, absl::string_view name);
+// its GNU hash table when there is one, then .symtab); nullopt if the file
+// does not define it or is not ELF. An error when the file cannot be
+// opened (the caller may try another path to it).
+absl::StatusOr<std::optional<ElfSymbol>> FindElfSymbol(const std::string& path,
+                                                       absl::string_view name);
 
 // Target address - file address for a mapping of the file at `map_start`
 // from file offset `map_offset` (the PT_LOAD that maps that offset).

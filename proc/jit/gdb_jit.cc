@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -44,6 +45,14 @@ class Problems {
 bool ReadChunked(memory::Memory& mem, uint64_t addr, uint64_t size, std::vector<uint8_t>* out) {
   constexpr uint64_t kChunk = uint64_t{1} << 20;
   out->clear();
+  // Its first and last bytes first: a size that runs past what is mapped
+  // fails here, before anything is allocated.
+  uint8_t probe;
+  if (size == 0 || size - 1 > UINT64_MAX - addr ||
+      !mem.ReadFully(addr, absl::MakeSpan(&probe, 1)).ok() ||
+      !mem.ReadFully(addr + size - 1, absl::MakeSpan(&probe, 1)).ok()) {
+    return size == 0;
+  }
   while (out->size() < size) {
     const uint64_t at = out->size();
     const uint64_t n = std::min(kChunk, size - at);
@@ -173,11 +182,12 @@ std::vector<uint64_t> FindGdbJitDescriptors(const Target& target) {
   std::vector<uint64_t> out;
   for (const auto& [path, m] : files) {
     for (const std::string& candidate : target.FileCandidates(*m)) {
-      absl::StatusOr<ElfSymbol> sym = FindElfSymbol(candidate, kGdbJitDescriptorSymbol);
-      if (absl::IsNotFound(sym.status())) break;  // opened: it has none
-      if (!sym.ok()) continue;                    // try the next path
-      absl::StatusOr<uint64_t> bias = LoadBias(sym->loads, m->start, m->offset);
-      if (bias.ok()) out.push_back(sym->value + *bias);
+      absl::StatusOr<std::optional<ElfSymbol>> sym =
+          FindElfSymbol(candidate, kGdbJitDescriptorSymbol);
+      if (!sym.ok()) continue;  // not opened: the next path
+      if (!sym->has_value()) break;  // opened: it has none
+      absl::StatusOr<uint64_t> bias = LoadBias((*sym)->loads, m->start, m->offset);
+      if (bias.ok()) out.push_back((*sym)->value + *bias);
       break;
     }
   }

@@ -216,14 +216,20 @@ TEST(ElfSymbolTest, DynsymThroughGnuHash) {
     }
   }
   ASSERT_NE(m, nullptr);
-  absl::StatusOr<ElfSymbol> s = FindElfSymbol(m->path, "malloc");
+  absl::StatusOr<std::optional<ElfSymbol>> s = FindElfSymbol(m->path, "malloc");
   ASSERT_TRUE(s.ok()) << s.status();
-  absl::StatusOr<uint64_t> bias = LoadBias(s->loads, m->start, m->offset);
+  ASSERT_TRUE(s->has_value());
+  absl::StatusOr<uint64_t> bias = LoadBias((*s)->loads, m->start, m->offset);
   ASSERT_TRUE(bias.ok());
-  EXPECT_EQ(s->value + *bias, reinterpret_cast<uint64_t>(want));
-  EXPECT_TRUE(absl::IsNotFound(FindElfSymbol(m->path, "no_such_symbol_here").status()));
-  EXPECT_TRUE(absl::IsNotFound(FindElfSymbol("/proc/self/status", "malloc").status()));
-  EXPECT_FALSE(FindElfSymbol("/nonexistent/file", "malloc").ok());
+  EXPECT_EQ((*s)->value + *bias, reinterpret_cast<uint64_t>(want));
+  s = FindElfSymbol(m->path, "no_such_symbol_here");
+  ASSERT_TRUE(s.ok());
+  EXPECT_FALSE(s->has_value());
+  s = FindElfSymbol("/proc/self/status", "malloc");  // not ELF
+  ASSERT_TRUE(s.ok());
+  EXPECT_FALSE(s->has_value());
+  // Not there: an error, so that the caller tries its next path.
+  EXPECT_TRUE(absl::IsNotFound(FindElfSymbol("/nonexistent/file", "malloc").status()));
 }
 
 // This process as a target: its maps, its files, its memory.
@@ -240,7 +246,10 @@ class SelfTarget : public Target {
   }
   memory::Memory& memory() override { return *mem_; }
   const std::vector<Mapping>& mappings() const override { return maps_; }
-  std::vector<std::string> FileCandidates(const Mapping& m) const override { return {m.path}; }
+  // A path that is not there first: the next one is tried.
+  std::vector<std::string> FileCandidates(const Mapping& m) const override {
+    return {"/nonexistent" + m.path, m.path};
+  }
 
  private:
   std::unique_ptr<memory::Memory> mem_;

@@ -25,6 +25,14 @@ uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
 bool ReadTarget(memory::Memory& mem, uint64_t addr, uint64_t size, std::vector<uint8_t>* out) {
   constexpr uint64_t kChunk = uint64_t{1} << 20;
   out->clear();
+  // Its first and last bytes first: a size that runs past what is mapped
+  // fails here, before anything is allocated.
+  uint8_t probe;
+  if (size == 0 || size - 1 > UINT64_MAX - addr ||
+      !mem.ReadFully(addr, absl::MakeSpan(&probe, 1)).ok() ||
+      !mem.ReadFully(addr + size - 1, absl::MakeSpan(&probe, 1)).ok()) {
+    return size == 0;
+  }
   while (out->size() < size) {
     const uint64_t at = out->size();
     const uint64_t n = std::min(kChunk, size - at);
