@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -87,8 +88,12 @@ absl::StatusOr<std::optional<ElfSymbol>> FindElfSymbol(const std::string& path,
                                                        absl::string_view name) {
   if (!InitLibelf()) return absl::InternalError("libelf version mismatch");
   ElfFile f;
-  f.fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a path a core names may be a FIFO now; only regular files
+  // are read.
+  f.fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (f.fd < 0) return absl::ErrnoToStatus(errno, absl::StrFormat("open %s", path));
+  struct stat st;
+  if (fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   f.elf = elf_begin(f.fd, ELF_C_READ_MMAP, nullptr);
   if (f.elf == nullptr || elf_kind(f.elf) != ELF_K_ELF) return std::nullopt;
   GElf_Ehdr ehdr;

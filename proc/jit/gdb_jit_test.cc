@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -227,6 +228,12 @@ TEST(ElfSymbolTest, DynsymThroughGnuHash) {
   EXPECT_FALSE(s->has_value());
   s = FindElfSymbol("/proc/self/status", "malloc");  // not ELF
   ASSERT_TRUE(s.ok());
+  EXPECT_FALSE(s->has_value());
+  // A FIFO is not waited on, nor read.
+  const std::string fifo = ::testing::TempDir() + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  s = FindElfSymbol(fifo, "malloc");
+  ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_FALSE(s->has_value());
   // Not there: an error, so that the caller tries its next path.
   EXPECT_TRUE(absl::IsNotFound(FindElfSymbol("/nonexistent/file", "malloc").status()));
