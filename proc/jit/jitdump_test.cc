@@ -1,6 +1,8 @@
 #include "proc/jit/jitdump.h"
 
 #include <elf.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <memory>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "proc/jit/jit_code.h"
 #include "proc/jit/testing/dump_writer.h"
 
 namespace unwindd::proc::jit {
@@ -101,6 +104,49 @@ TEST(JitDumpTest, DumpPaths) {
   EXPECT_FALSE(IsJitDumpPath("/tmp/jit-12a.dump"));
   EXPECT_FALSE(IsJitDumpPath("/tmp/xjit-12.dump"));
   EXPECT_FALSE(IsJitDumpPath("/tmp/jit-12.dump.bak"));
+}
+
+
+// What FindJitCode opens is a path the target names: a FIFO there (or
+// anything but a regular file) is not waited on nor read, but a warning.
+class FifoTarget : public Target {
+ public:
+  explicit FifoTarget(std::string fifo) : fifo_(std::move(fifo)) {
+    Mapping m;
+    m.start = 0x10000;
+    m.end = 0x11000;
+    m.path = "/work/jit-7.dump";
+    maps_.push_back(m);
+  }
+  arch::Arch arch() const override { return arch::Arch::kX86_64; }
+  pid_t pid() const override { return 7; }
+  std::vector<pid_t> Threads() const override { return {7}; }
+  absl::StatusOr<arch::RegisterSet> InitialRegisters(pid_t) override {
+    return absl::UnimplementedError("no threads");
+  }
+  memory::Memory& memory() override { return memory_; }
+  const std::vector<Mapping>& mappings() const override { return maps_; }
+  std::vector<std::string> FileCandidates(const Mapping&) const override { return {fifo_}; }
+
+ private:
+  class NoMemory final : public memory::Memory {
+   public:
+    size_t Read(uint64_t, absl::Span<uint8_t>) override { return 0; }
+  };
+  std::string fifo_;
+  std::vector<Mapping> maps_;
+  NoMemory memory_;
+};
+
+TEST(FindJitCode, AFifoIsNotWaitedOn) {
+  const std::string fifo = ::testing::TempDir() + "/jit-7.dump";
+  unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  FifoTarget target(fifo);
+  std::vector<std::string> warnings;
+  EXPECT_TRUE(FindJitCode(target, &warnings).empty());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("not a regular file"), std::string::npos) << warnings[0];
 }
 
 }  // namespace
