@@ -211,7 +211,9 @@ TEST_P(NodeJitTest, UnwindPerfMatchesPerfsJitPipeline) {
                 o.frames.back().dso == root.second;
       // JIT frames carry the runtime's name for the code, as perf's do.
       for (size_t k = 0; k < t.frames.size(); ++k) {
-        if (IsJit(o.frames[k])) EXPECT_EQ(o.frames[k].symbol, t.frames[k].symbol) << i;
+        if (IsJit(o.frames[k])) {
+          EXPECT_EQ(o.frames[k].symbol, t.frames[k].symbol) << i;
+        }
       }
       continue;
     }
