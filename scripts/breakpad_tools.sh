@@ -18,6 +18,7 @@
 # `--ignore-scripts`: the package's preinstall wants yarn and would build
 # the tools it already ships.
 set -euo pipefail
+scripts=$(cd "$(dirname "$0")" && pwd)
 version=0.26.0
 cache=${UNWINDD_BREAKPAD_CACHE:-/var/tmp/unwindd-breakpad}
 dir=$cache/minidump-$version
@@ -34,15 +35,9 @@ rm -rf "$tmp"
 mkdir -p "$tmp"
 cd "$tmp"
 echo '{"private": true}' >package.json
-if ! timeout 300 npm install --ignore-scripts --no-audit --no-fund --loglevel=error \
-    --fetch-timeout=60000 --fetch-retries=2 "minidump@$version" >npm.log 2>&1; then
-  if grep -qE 'ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EAI_AGAIN|ENETUNREACH|network' npm.log; then
-    echo "breakpad_tools: the npm registry is unreachable: $(grep -m1 -E 'ENOTFOUND|ECONN|ETIMEDOUT|EAI_AGAIN|ENETUNREACH|network' npm.log)" >&2
-    exit 77
-  fi
-  cat npm.log >&2
-  exit 1
-fi
+status=0
+bash "$scripts/npm_install.sh" breakpad_tools "minidump@$version" || status=$?
+[ $status -eq 0 ] || exit $status
 pkg=$tmp/node_modules/minidump
 mkdir -p build bin
 (

@@ -12,6 +12,7 @@
 # Exit 77 (the test skips, with the reason on stderr) only when the npm
 # registry cannot be reached; any other failure is an error (exit 1).
 set -euo pipefail
+scripts=$(cd "$(dirname "$0")" && pwd)
 models=5.1.0
 jsyaml=4.1.0
 cache=${UNWINDD_K8S_CACHE:-/var/tmp/unwindd-k8s}
@@ -31,16 +32,9 @@ cd "$tmp"
 echo '{"private": true}' >package.json
 # kubernetes-models 5 says it wants node >= 22; Debian 12's node 20 runs
 # its CommonJS build (the validator's own test shows it rejects bad input).
-if ! timeout 300 npm install --ignore-scripts --no-audit --no-fund --loglevel=error \
-    --fetch-timeout=60000 --fetch-retries=2 \
-    "kubernetes-models@$models" "js-yaml@$jsyaml" >npm.log 2>&1; then
-  if grep -qE 'ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EAI_AGAIN|ENETUNREACH|network' npm.log; then
-    echo "k8s_validator: the npm registry is unreachable: $(grep -m1 -E 'ENOTFOUND|ECONN|ETIMEDOUT|EAI_AGAIN|ENETUNREACH|network' npm.log)" >&2
-    exit 77
-  fi
-  cat npm.log >&2
-  exit 1
-fi
+status=0
+bash "$scripts/npm_install.sh" k8s_validator "kubernetes-models@$models" "js-yaml@$jsyaml" || status=$?
+[ $status -eq 0 ] || exit $status
 touch .complete
 rm -rf "$dir"
 mv "$tmp" "$dir"
