@@ -4,7 +4,7 @@
 //
 // Why not a mapping: on a VM whose guest page tables are shadowed by the
 // host, mapping a perf.data's pages costs more than copying them once
-// into buffers that stay mapped (see the README's "Speed"); and a pipe
+// into buffers that stay mapped (see docs/speed.md); and a pipe
 // cannot be mapped at all.
 //
 //   ChunkedInput in(source, {.chunk_bytes = 2 << 20, .max_free_chunks = 16});
@@ -60,7 +60,7 @@ class ChunkPool {
 // Read ahead (Options::read_ahead_headroom), the source is called on a
 // thread of the input's own, one chunk ahead of the caller: copying a
 // file out of the page cache then overlaps with decoding the chunk before
-// it, instead of being half of the reader's time (see the README's
+// it, instead of being half of the reader's time (see docs/speed.md
 // "Scaling"). Each chunk read ahead starts `read_ahead_headroom` bytes in,
 // where the end of the chunk before it is copied; Ensure(n) may ask for at
 // most that many. Only for a source whose reads end (a regular file): the

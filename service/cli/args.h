@@ -60,7 +60,7 @@ struct Command {
   std::string exe;
   std::string sysroot;
   std::vector<proc::PathMapping> path_maps;
-  // Binaries from elsewhere (README "Binaries from elsewhere"):
+  // Binaries from elsewhere (docs/cores.md "Binaries from elsewhere"):
   // --debug-dir=DIR (repeatable; none given: /usr/lib/debug).
   std::vector<std::string> debug_dirs;
   // --debuginfod=URL (repeatable, or space-separated): these servers;

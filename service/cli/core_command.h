@@ -1,6 +1,6 @@
 // `unwind core CORE [--exe=PATH] [--sysroot=DIR] [--path-map=OLD=NEW]...`:
 // opens the core (decompressing .zst/.xz/.lz4), unwinds every thread and
-// prints the same output as `unwind pid`, plus what README "Core files"
+// prints the same output as `unwind pid`, plus what docs/cores.md "Core files"
 // describes (a "core" object, per-thread "signal", per-frame file status).
 // `unwind minidump FILE` does the same for a minidump
 // (docs/crash-pipelines.md), with a "minidump" object.

@@ -1,4 +1,4 @@
-// What `unwind core` and UnwindCore report about a core file itself (README
+// What `unwind core` and UnwindCore report about a core file itself (docs/cores.md
 // "Core files"): where each file it recorded was found, and what was wrong
 // with the core. The CLI prints it; the server sends it (common/convert.h).
 // `unwind minidump` and `unwind coredump` report the same for a minidump

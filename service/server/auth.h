@@ -159,7 +159,7 @@ class ScopedFsIdentity {
 // The opposite, inside a ScopedFsIdentity: this thread's filesystem
 // identity back to unwindd's own (its effective uid and gid, the main
 // thread's groups and its capabilities) for its lifetime. For what belongs
-// to unwindd rather than to the caller: its debuginfod cache (README
+// to unwindd rather than to the caller: its debuginfod cache (docs/cores.md
 // "Binaries from elsewhere"). A no-op outside a ScopedFsIdentity.
 class ScopedOwnFsIdentity {
  public:

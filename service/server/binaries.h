@@ -1,4 +1,4 @@
-// unwindd's side of "binaries from elsewhere" (README): its default debug
+// unwindd's side of "binaries from elsewhere" (docs/cores.md): its default debug
 // directories, its debuginfod client (off unless started with
 // --debuginfod=URL; $DEBUGINFOD_URLS is not enough), and the locate options
 // one request gets from them.

@@ -42,7 +42,7 @@ constexpr const char* kNames[] = {
 constexpr int kMaxCap = 63;  // the masks' width
 
 // Found by running unwindd with fewer (service/server/privilege_test.cc and
-// README "Running as a service" say which operation failed without each).
+// docs/deployment.md "Running as a service" say which operation failed without each).
 constexpr NeededCapability kNeeded[] = {
     {CAP_DAC_READ_SEARCH, "cap_dac_read_search",
      "module files of other users' processes that unwindd's own user may not "

@@ -1,6 +1,6 @@
 // unwindd's Linux capabilities (capabilities(7)): which ones it needs and
 // for what, what it has, and dropping the rest. Run as its own user with
-// only these (README "Running as a service"), or as root, which keeps only
+// only these (docs/deployment.md "Running as a service"), or as root, which keeps only
 // these too unless --keep-capabilities.
 //
 //   absl::StatusOr<CapabilitySets> c = ReadCapabilities();

@@ -3,7 +3,7 @@
 // callback API: registering any callback method makes gRPC start its
 // callback pollers ("nexting_thread"), which then poll every connection
 // too and hand each message of a snapshot stream over to the stream's own
-// thread — about 5 µs of server CPU per sample (README "Speed"). With only
+// thread — about 5 µs of server CPU per sample (docs/speed.md). With only
 // synchronous services the stream's thread reads its own messages.
 //
 //   HealthService health;                        // "" is SERVING

@@ -1,5 +1,5 @@
 // unwindd: the gRPC unwinding service (proto/unwinder.proto). See
-// kServerUsage (server_flags.cc) and README.md "Service".
+// kServerUsage (server_flags.cc) and docs/service.md.
 //
 // Lifecycle: SIGTERM/SIGINT are blocked in every thread and taken by
 // sigwait() in main, so no handler ever runs inside gRPC or a ptrace call.
@@ -53,7 +53,7 @@ int Fail(absl::string_view msg) {
 
 // Keeps only the capabilities unwindd needs (unless --keep-capabilities),
 // then says once what it runs with and what will not work for want of a
-// capability (README "Running as a service").
+// capability (docs/deployment.md "Running as a service").
 absl::Status SetUpPrivileges(bool keep) {
   using unwindd::service::CapabilitySets;
   absl::StatusOr<CapabilitySets> before = unwindd::service::ReadCapabilities();

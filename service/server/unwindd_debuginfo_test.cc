@@ -1,4 +1,4 @@
-// unwindd with binaries from elsewhere (README "Binaries from elsewhere"):
+// unwindd with binaries from elsewhere (docs/cores.md "Binaries from elsewhere"):
 // a program stripped of its CFI (split debug file beside it) unwound live;
 // then, with the program and its debug file gone from this machine and only
 // on a debuginfod server, the samples captured from it (UnwindSnapshots)

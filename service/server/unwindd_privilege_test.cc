@@ -420,7 +420,7 @@ TEST_F(PrivilegeTest, RefusesAnInheritedFdItCannotServe) {
       << Stderr();
 }
 
-// Started as full root (README's `sudo unwindd`), unwindd keeps only what
+// Started as full root (docs/deployment.md's `sudo unwindd`), unwindd keeps only what
 // it needs, unless told otherwise.
 TEST_F(PrivilegeTest, RootKeepsOnlyTheNeededCapabilities) {
   absl::StatusOr<std::unique_ptr<testing::ServerProcess>> s =

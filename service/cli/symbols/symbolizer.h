@@ -1,6 +1,6 @@
 // Function names for frames, for `unwind pid|core|perf --symbols`: people at
 // a terminal who would otherwise run eu-stack or gdb next to `unwind`. CLI
-// only: the service stays symbol-free (README "Binaries from elsewhere").
+// only: the service stays symbol-free (docs/cores.md "Binaries from elsewhere").
 //
 //   Symbolizer sym({.locate = locate_options});
 //   std::string s = sym.Symbolize({.file = "/usr/lib/.../libc.so.6"},
