@@ -1,11 +1,14 @@
 #include "proc/core_file.h"
 
 #include <elf.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "arch/arch_ops.h"
 #include "arch/regset.h"
@@ -49,12 +52,23 @@ absl::StatusOr<CoreFile> CoreFile::Read(
   absl::StatusOr<std::unique_ptr<memory::Memory>> file =
       memory::CreateFileRegionMemory({{0, size, fd, 0}});
   if (!file.ok()) return file.status();
+  // Read here rather than through `file`, so that a read that fails says
+  // why instead of passing for a file that is not a core.
   uint8_t magic[SELFMAG] = {};
-  if ((*file)->Read(0, absl::MakeSpan(magic)) != SELFMAG ||
-      std::memcmp(magic, ELFMAG, SELFMAG) != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s is not an ELF core file (no ELF magic; %d bytes)",
-                        core.name_, size));
+  ssize_t got;
+  do {
+    got = pread(fd->get(), magic, sizeof(magic), 0);
+  } while (got < 0 && errno == EINTR);
+  if (got < 0) {
+    return absl::ErrnoToStatus(
+        errno, absl::StrFormat("%s: reading its ELF header", core.name_));
+  }
+  if (static_cast<size_t>(got) != SELFMAG || std::memcmp(magic, ELFMAG, SELFMAG) != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s is not an ELF core file (no ELF magic: it starts %s; %d bytes)", core.name_,
+        absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(magic),
+                                                 static_cast<size_t>(got))),
+        size));
   }
   absl::StatusOr<ElfImage> elf =
       ReadElfImage(**file, 0, ElfView::kFile, kMaxCoreSegments);

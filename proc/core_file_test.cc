@@ -73,6 +73,18 @@ TEST(CoreFileTest, ReadsThreadsNotesAndSegments) {
 TEST(CoreFileTest, NotAnElfFileIsInvalidArgument) {
   EXPECT_TRUE(absl::IsInvalidArgument(ReadBytes({'h', 'i', '\n'}).status()));
   EXPECT_TRUE(absl::IsInvalidArgument(ReadBytes({}).status()));
+  // What it starts with instead is named, to tell damage from a mix-up.
+  absl::Status s = ReadBytes({0x28, 0xb5, 0x2f, 0xfd, 0, 0}).status();
+  EXPECT_TRUE(absl::StrContains(s.message(), "no ELF magic: it starts 28b52ffd; 6 bytes")) << s;
+}
+
+TEST(CoreFileTest, AnUnreadableFileSaysWhy) {
+  // A directory opens but cannot be read (EISDIR): an I/O error, not a
+  // file "with no ELF magic".
+  auto fd = std::make_shared<memory::ScopedFd>(memory::OpenCloexec("/", O_RDONLY));
+  absl::Status s = CoreFile::Read(fd, 4096, "dir").status();
+  EXPECT_FALSE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "dir: reading its ELF header")) << s;
 }
 
 TEST(CoreFileTest, AnExecutableIsNotACore) {
