@@ -360,6 +360,7 @@ def main():
     os.chmod(work, 0o755)
     procs = []
     results = []   # (name, ok, detail)
+    ngdir = None
 
     def check(name, ok, detail=""):
         results.append((name, ok, detail))
@@ -409,6 +410,9 @@ def main():
         conf = conf.replace("/etc/unwindd/tls/", tls + "/")
         conf = re.sub(r"listen 8443 ", "listen 127.0.0.1:%d " % nport, conf)
         conf = conf.replace(":7070 ", ":%d " % port)
+        # Below the replicas' age less its jitter, as the file says.
+        conf = conf.replace("keepalive_time 100s;", "keepalive_time %dms;" %
+                            max(500, int(args.connection_age * 1000 * 0.8)))
         ngdir = os.path.join(work, "nginx")
         os.makedirs(os.path.join(ngdir, "logs"), exist_ok=True)
         with open(os.path.join(ngdir, "unwindd.conf"), "w") as f:
@@ -514,7 +518,7 @@ http {
         if args.soak_seconds > 0:
             soak(args, pb, replicas, rr_channel, nginx_channel, core, reference, samples,
                  ref_samples, check)
-            return finish(results, procs)
+            return finish(results, procs, ngdir)
 
         # ---- throughput: 1 replica, then 3 ----
         def throughput(target_channel, seconds):
@@ -620,10 +624,10 @@ http {
         check("calls went through nginx", through_nginx > 0, "%d" % through_nginx)
     except Exception as e:  # a setup step that failed: one failure, said why
         check("setup", False, "%s: %s" % (type(e).__name__, e))
-    return finish(results, procs)
+    return finish(results, procs, ngdir)
 
 
-def finish(results, procs):
+def finish(results, procs, ngdir):
     for p in procs:
         if p.poll() is None:
             p.send_signal(signal.SIGTERM)
@@ -634,14 +638,27 @@ def finish(results, procs):
             p.kill()
     passed = sum(1 for r in results if r[1])
     failed = len(results) - passed
+    # What nginx said of its replicas (an upstream that reset or closed a
+    # stream is why a caller sees INTERNAL): the test's workdir is gone
+    # after it.
+    error_log = ngdir and os.path.join(ngdir, "logs/error.log")
+    if failed and error_log and os.path.exists(error_log):
+        with open(error_log, errors="replace") as f:
+            lines = f.read().splitlines()
+        log("nginx error.log, %d lines, the last 20:" % len(lines))
+        for line in lines[-20:]:
+            log("  " + line)
     print("fleet cluster: %d passed, %d failed" % (passed, failed), flush=True)
     return 0 if failed == 0 and passed > 0 else 1
 
 
-def rss_kib(pid):
+def rss_kib(pid, field="VmRSS"):
+    """A /proc/PID/status figure in KiB: VmRSS, or its parts RssAnon (the
+    heap and stacks) and RssFile (mapped files: the module cache's images,
+    pages the kernel may drop and read again)."""
     with open("/proc/%d/status" % pid) as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
 
@@ -673,7 +690,9 @@ def soak(args, pb, replicas, rr_channel, nginx_channel, core, reference, samples
         for r in replicas:
             k = rss_kib(r.proc.pid)
             rss[r.index].append(k)
-            line.append("%d MiB" % (k // 1024))
+            line.append("%d MiB (anon %d, file %d)" % (
+                k // 1024, rss_kib(r.proc.pid, "RssAnon") // 1024,
+                rss_kib(r.proc.pid, "RssFile") // 1024))
         with stats.lock:
             done = (stats.ok, stats.samples, len(stats.failed))
         log("soak %4.0f s: RSS %s; %d core calls, %d samples, %d failed" %
