@@ -11,7 +11,7 @@ if [ "${UNWINDD_IMAGE_TEST:-0}" != 1 ]; then
   exit 0
 fi
 [ "$(id -u)" = 0 ] || { echo "SKIPPED: needs root (mmdebstrap --mode=root, runc)"; exit 0; }
-for t in mmdebstrap umoci runc gcore; do
+for t in mmdebstrap umoci runc gcore debuginfod readelf; do
   command -v "$t" >/dev/null || { echo "FAIL: $t missing: run scripts/deps.sh"; exit 1; }
 done
 root=${TEST_SRCDIR:-}/${TEST_WORKSPACE:-}
@@ -34,6 +34,7 @@ else
 fi
 /usr/bin/python3 "$root/deploy/image/runc_smoke.py" --image="$work/one/oci" \
   --unwind="$bins/unwind" --fixture="$root/testdata/threads_c_O2_nofp_pie" \
-  --workdir="$work/smoke" || failed=1
+  --workdir="$work/smoke" --capture="$root/deploy/image/capture_samples" \
+  --pb2-dir="$root/service/server/python" || failed=1
 if [ "$failed" = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi
 exit "$failed"

@@ -6,11 +6,15 @@
      namespace: `unwind pid` of a host process is refused with a clear error
      naming CAP_SYS_PTRACE, while `unwind core` of that process's core works,
      and so does the image's unwindd, asked over TCP by the host's unwind
-     (a streamed core that names no file of the server's machine);
+     (a streamed core that names no file of the server's machine) and by a
+     profiler's snapshot stream (one sample per thread of that process,
+     every module found by build-id in a debuginfod on the host, the
+     by-build-id store replicas share: docs/fleet.md);
   2. with CAP_SYS_PTRACE added and the host's pid namespace: `unwind pid` of
      the host process gives the frames the host's own unwind gives.
 
-  runc_smoke.py --image=OUT/oci --unwind=HOST_UNWIND --fixture=PROGRAM --workdir=DIR
+  runc_smoke.py --image=OUT/oci --unwind=HOST_UNWIND --fixture=PROGRAM --workdir=DIR \
+      --capture=capture_samples --pb2-dir=DIR
 
 Prints "image smoke: N passed, M failed"; exits 0 when all passed.
 """
@@ -23,6 +27,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 
 results = []
 
@@ -46,6 +51,77 @@ def free_port():
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def mapped_files(pid):
+    """The files a process maps executable code from."""
+    out = []
+    with open("/proc/%d/maps" % pid) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 6 and "x" in parts[1] and parts[5].startswith("/"):
+                if parts[5] not in out:
+                    out.append(parts[5])
+    return out
+
+
+def start_debuginfod(files, work, procs):
+    """Debian's debuginfod over copies of `files`; returns its URL once it
+    serves every one of them by build-id."""
+    store = os.path.join(work, "store")
+    os.makedirs(store, exist_ok=True)
+    ids = []
+    for i, path in enumerate(files):
+        shutil.copy(path, os.path.join(store, "%d-%s" % (i, os.path.basename(path))))
+        r = subprocess.run(["readelf", "-n", path], capture_output=True, text=True)
+        for line in r.stdout.splitlines():
+            if "Build ID:" in line:
+                ids.append(line.split()[-1])
+    port = free_port()
+    d = subprocess.Popen(["debuginfod", "-p", str(port), "-F", store,
+                          "-d", os.path.join(work, "debuginfod.sqlite"), "-t", "1"],
+                         stdout=subprocess.DEVNULL,
+                         stderr=open(os.path.join(work, "debuginfod.log"), "wb"))
+    procs.append(d)
+    url = "http://127.0.0.1:%d" % port
+
+    def serves(build_id):
+        try:
+            with urllib.request.urlopen("%s/buildid/%s/executable" % (url, build_id),
+                                        timeout=2) as r:
+                return r.status == 200
+        except Exception:
+            return False
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not all(serves(b) for b in ids):
+        time.sleep(0.5)
+    return url, len(ids) == len(files) and all(serves(b) for b in ids)
+
+
+def snapshot_frames(pb, port, batch_file):
+    """Sends the captured samples down one UnwindSnapshots stream, as a
+    profiler does; (tid, [(pc, sp, method, rel_pc)]) per answer."""
+    import grpc
+    batch = pb.SnapshotBatch()
+    with open(batch_file, "rb") as f:
+        batch.ParseFromString(f.read())
+    channel = grpc.insecure_channel("127.0.0.1:%d" % port)
+    call = channel.stream_stream(
+        "/unwindd.v1.Unwinder/UnwindSnapshots",
+        request_serializer=pb.SnapshotRequest.SerializeToString,
+        response_deserializer=pb.SnapshotResponse.FromString)
+    out = []
+    for r in call(iter(batch.samples), timeout=60):
+        if r.HasField("error"):
+            out.append((r.sample_id, "error %d: %s" % (r.error.code, r.error.message)))
+            continue
+        # As --format=json spells them (frames() above).
+        out.append((r.stack.tid, [
+            ("0x%x" % f.pc, "0x%x" % f.sp, pb.Method.Name(f.method)[len("METHOD_"):].lower(),
+             "0x%x" % f.rel_pc if f.HasField("module") else None)
+            for f in r.stack.frames]))
+    channel.close()
+    return sorted(out, key=lambda t: (t[0], str(t[1])))
 
 
 class Bundle:
@@ -95,7 +171,11 @@ def main():
     ap.add_argument("--unwind", required=True)
     ap.add_argument("--fixture", required=True)
     ap.add_argument("--workdir", required=True)
+    ap.add_argument("--capture", required=True, help="capture_samples")
+    ap.add_argument("--pb2-dir", required=True, help="holds proto/unwinder_pb2.py")
     args = ap.parse_args()
+    sys.path.insert(0, args.pb2_dir)
+    from proto import unwinder_pb2 as pb
     work = args.workdir
     data = os.path.join(work, "data")
     os.makedirs(data, exist_ok=True)
@@ -106,6 +186,7 @@ def main():
     os.chmod(exe, 0o755)
     program = subprocess.Popen([exe], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     server = None
+    procs = []
     try:
         program.stdout.readline()  # the fixtures say when they are parked
         time.sleep(0.5)
@@ -124,6 +205,12 @@ def main():
             return 1
         want = frames(host.stdout)
         want_core = frames(host_core.stdout)
+        samples = os.path.join(work, "samples.bin")
+        subprocess.run([args.capture, str(pid), samples], check=True, timeout=60)
+        durl, served = start_debuginfod(mapped_files(pid), work, procs)
+        if not served:
+            check("debuginfod serves the process's modules", False, durl)
+            return 1
 
         b = Bundle(args.image, os.path.join(work, "bundle"))
         # 1. As the image says: uid 10001, no CAP_SYS_PTRACE.
@@ -146,7 +233,7 @@ def main():
         # The image's unwindd, its entrypoint, asked by the host over TCP.
         port = free_port()
         b.configure(["/usr/bin/unwindd", "--listen=tcp:127.0.0.1:%d" % port,
-                     "--request-log=none"], data, host_net=True)
+                     "--request-log=none", "--debuginfod=" + durl], data, host_net=True)
         log = open(os.path.join(work, "unwindd.log"), "w")
         server = b.start("unwindd-smoke-server", log)
         deadline = time.monotonic() + 20
@@ -172,6 +259,11 @@ def main():
                            capture_output=True, text=True, timeout=60)
         check("... and refuses one that names a file of its machine, clearly",
               r.returncode != 0 and "CAP_SETUID" in r.stderr, r.stderr.strip()[:200])
+        # A profiler's stream: every thread's frames as the host's unwind
+        # pid gives them, each module fetched by build-id.
+        got = snapshot_frames(pb, port, samples)
+        check("the image's unwindd unwinds a snapshot stream, modules by build-id",
+              got == want, "got %s, want %s" % (str(got)[:400], str(want)[:400]))
         subprocess.run(["runc", "kill", "unwindd-smoke-server", "TERM"],
                        capture_output=True)
         server.wait(timeout=30)
@@ -197,6 +289,9 @@ def main():
             subprocess.run(["runc", "delete", "--force", name], capture_output=True)
         program.send_signal(signal.SIGKILL)
         program.wait()
+        for p in procs:
+            p.kill()
+            p.wait()
     passed = sum(results)
     print("image smoke: %d passed, %d failed" % (passed, len(results) - passed))
     return 0 if passed == len(results) and results else 1

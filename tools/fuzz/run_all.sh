@@ -20,7 +20,9 @@
 #
 # A timeout-* found while other jobs starve the fuzzer of CPU (it runs at
 # nice 10) may be no hang at all: rerun it alone, `BIN ARTIFACT` prints
-# the time it takes. ASan's periodic return of freed memory to the kernel
+# the time it takes. On a machine that busy, FUZZ_TIMEOUT=10 (seconds, 1
+# by default) still catches a real hang without stopping the run at the
+# first stall of the host. ASan's periodic return of freed memory to the kernel
 # (madvise of its size classes every 5 s) is off: on a loaded VM whose page
 # tables the host shadows, one such call stalled a 29 ms input past the
 # 1 s limit; the 2 GiB RSS limit still bounds memory.
@@ -49,7 +51,7 @@ for t in "${targets[@]}"; do
   start=$(date +%s)
   # shellcheck disable=SC2046
   ASAN_OPTIONS=${ASAN_OPTIONS:-allocator_release_to_os_interval_ms=-1} \
-  nice -n 10 "$bin/$pkg/$name" -runs="$runs" -timeout=1 -rss_limit_mb=2048 \
+  nice -n 10 "$bin/$pkg/$name" -runs="$runs" -timeout="${FUZZ_TIMEOUT:-1}" -rss_limit_mb=2048 \
     -max_total_time="${FUZZ_MAX_SECONDS:-0}" -print_final_stats=1 -artifact_prefix="$art/" \
     $(cat "$bin/$pkg/$name.options") "$scratch/$name" "$corpus" >"$log" 2>&1
   rc=$?
