@@ -263,7 +263,9 @@ def main():
         # pid gives them, each module fetched by build-id.
         got = snapshot_frames(pb, port, samples)
         check("the image's unwindd unwinds a snapshot stream, modules by build-id",
-              got == want, "got %s, want %s" % (str(got)[:400], str(want)[:400]))
+              got == want,
+              "%d threads, %d frames" % (len(got), sum(len(f) for _, f in got)) if got == want
+              else "got %s, want %s" % (str(got)[:400], str(want)[:400]))
         subprocess.run(["runc", "kill", "unwindd-smoke-server", "TERM"],
                        capture_output=True)
         server.wait(timeout=30)
