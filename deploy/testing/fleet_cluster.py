@@ -40,7 +40,6 @@ import json
 import os
 import queue
 import re
-import shutil
 import signal
 import socket
 import statistics
@@ -48,9 +47,11 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 
 import grpc
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import debuginfod_store  # noqa: E402
 
 SERVICE_CONFIG = json.dumps({
     "loadBalancingConfig": [{"round_robin": {}}],
@@ -105,15 +106,6 @@ def wait_for(pred, timeout, what):
             return
         time.sleep(0.05)
     raise RuntimeError("timed out waiting for " + what)
-
-
-def build_id(path):
-    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True,
-                         check=True).stdout
-    m = re.search(r"Build ID: ([0-9a-f]+)", out)
-    if not m:
-        raise RuntimeError("no build-id in " + path)
-    return m.group(1)
 
 
 class Replica:
@@ -185,6 +177,7 @@ class Stats:
         self.differences = []  # the first few, described
         self.latency = []      # seconds, core calls that succeeded
         self.reopened = 0      # snapshot streams reopened after UNAVAILABLE
+        self.reset_by_proxy = 0  # ... after nginx reset them (INTERNAL, RST_STREAM)
         self.samples = 0
 
     def record_ok(self, latency=None):
@@ -271,12 +264,17 @@ class Load:
                 except grpc.RpcError as e:
                     # The sample not answered is sent again on a new stream.
                     # UNAVAILABLE is the contract (a drain, a stream's age);
-                    # anything else (nginx resets a stream whose replica
-                    # died: INTERNAL) is counted as an error, then retried
-                    # the same way.
+                    # so is, behind a proxy, INTERNAL from an HTTP/2 reset:
+                    # nginx resets the caller's stream when the replica's
+                    # connection closes under it (docs/fleet.md "Draining").
+                    # Anything else is counted as an error, then retried the
+                    # same way.
                     with self.stats.lock:
                         if e.code() == grpc.StatusCode.UNAVAILABLE:
                             self.stats.reopened += 1
+                        elif (kind == "snap-nginx" and e.code() == grpc.StatusCode.INTERNAL and
+                              "RST_STREAM" in (e.details() or "")):
+                            self.stats.reset_by_proxy += 1
                         else:
                             self.stats.failed.append((time.monotonic(), kind,
                                                       e.code().name, e.details()))
@@ -368,27 +366,9 @@ def main():
 
     try:
         # ---- debuginfod over the executable ----
-        store = os.path.join(work, "store")
-        os.makedirs(store, exist_ok=True)
-        shutil.copy(args.exe, store)
-        dport = free_port()
-        d = subprocess.Popen(["debuginfod", "-p", str(dport), "-F", store,
-                              "-d", os.path.join(work, "debuginfod.sqlite"), "-t", "1"],
-                             stdout=subprocess.DEVNULL,
-                             stderr=open(os.path.join(work, "debuginfod.log"), "wb"))
-        procs.append(d)
-        bid = build_id(args.exe)
-        durl = "http://127.0.0.1:%d" % dport
-
-        def indexed():
-            try:
-                with urllib.request.urlopen("%s/buildid/%s/executable" % (durl, bid),
-                                            timeout=2) as r:
-                    return r.status == 200
-            except Exception:
-                return False
-        wait_for(indexed, 60, "debuginfod to index the executable")
-        log("debuginfod on port %d serves build-id %s" % (dport, bid))
+        durl = debuginfod_store.start([args.exe], work, procs, timeout=60)
+        bid = debuginfod_store.build_id(args.exe)
+        log("debuginfod at %s serves build-id %s" % (durl, bid))
 
         # ---- replicas ----
         port = free_port()
@@ -613,8 +593,8 @@ http {
               "%d differ (%s): %s" % (len(stats.mismatched), sorted(set(stats.mismatched)),
                                       stats.differences))
         log("mixed load: %d core calls, %d samples, %d streams reopened after "
-            "UNAVAILABLE, %d failed; p50 %.1f ms p99 %.1f ms" %
-            (stats.ok, stats.samples, stats.reopened, len(stats.failed),
+            "UNAVAILABLE, %d after nginx reset them, %d failed; p50 %.1f ms p99 %.1f ms" %
+            (stats.ok, stats.samples, stats.reopened, stats.reset_by_proxy, len(stats.failed),
              1e3 * percentile(stats.latency, 50), 1e3 * percentile(stats.latency, 99)))
         shares = [len(r.requests()) - b for r, b in zip(replicas, base)]
         check("every replica served a share of the mixed load", all(n > 0 for n in shares),
@@ -719,9 +699,9 @@ def soak(args, pb, replicas, rr_channel, nginx_channel, core, reference, samples
               (series[min(5, len(series) - 1)] // 1024, half // 1024, series[-1] // 1024,
                top // 1024))
     log("soak: %.0f s, %d core calls (%.1f/s), %d samples (%.0f/s), %d streams reopened, "
-        "p50 %.1f ms p99 %.1f ms" %
+        "%d after nginx reset them, p50 %.1f ms p99 %.1f ms" %
         (elapsed, stats.ok, stats.ok / elapsed, stats.samples, stats.samples / elapsed,
-         stats.reopened, 1e3 * percentile(stats.latency, 50),
+         stats.reopened, stats.reset_by_proxy, 1e3 * percentile(stats.latency, 50),
          1e3 * percentile(stats.latency, 99)))
 
 

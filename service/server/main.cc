@@ -33,6 +33,7 @@
 #include "service/server/flags.h"
 #include "service/server/health.h"
 #include "service/server/listener.h"
+#include "service/server/open_calls.h"
 #include "service/server/service.h"
 #include "service/server/stats.h"
 #include "service/server/tls.h"
@@ -42,8 +43,11 @@ namespace {
 using unwindd::service::ListenAddress;
 
 constexpr int kMaxMessageBytes = 16 << 20;  // a 1 MiB stack + 64Ki mappings
-// How long a drained server leaves for its last answers (and the trailers
-// that end idle streams) to be written before it exits.
+// How long a drained server waits, at most, for its calls to end.
+constexpr absl::Duration kMaxFinishTime = absl::Seconds(2);
+// Then how long it leaves gRPC's threads to write what the last calls
+// sent (a stream ended by EndIdleStreams is done as soon as its handler
+// returns, its trailers still to be written) before it exits.
 constexpr absl::Duration kFlushTime = absl::Milliseconds(250);
 
 int Fail(absl::string_view msg) {
@@ -131,6 +135,9 @@ int Run(const unwindd::service::ServerFlags& flags) {
   absl::Status privileges = SetUpPrivileges(flags.keep_capabilities);
   if (!privileges.ok()) return Fail(privileges.ToString());
 
+  // Every call's end, for the drain (open_calls.h); before any server.
+  static unwindd::service::OpenCalls open_calls;
+  grpc::Server::SetGlobalCallbacks(&open_calls);
   unwindd::service::UnwinderService service(flags.service, &peers);
   // Our own, synchronous health service (server_health.h says why).
   unwindd::service::HealthService health;
@@ -264,6 +271,13 @@ int Run(const unwindd::service::ServerFlags& flags) {
   if (streams > 0) std::fprintf(stderr, "unwindd: ended %d idle streams\n", streams);
   health.Shutdown();
   probe_health.Shutdown();
+  // Until every call has sent its status: a caller behind a proxy that
+  // sees the connection close first gets INTERNAL, not UNAVAILABLE. Calls
+  // that keep arriving meanwhile are refused at once; kFlushTime bounds it.
+  if (!open_calls.WaitNone(absl::Now() + kMaxFinishTime)) {
+    std::fprintf(stderr, "unwindd: %d calls still open after %s; exiting\n", open_calls.open(),
+                 absl::FormatDuration(kMaxFinishTime).c_str());
+  }
   absl::SleepFor(kFlushTime);
   service.FinishShutdown();  // joins the workers: every target detached
   // Then exit without gRPC's own shutdown: it answers the calls that reach

@@ -3,6 +3,7 @@
 #ifndef UNWINDD_NO_DEBUGINFOD
 #include <dlfcn.h>
 #include <elfutils/debuginfod.h>
+#include <limits.h>
 #else
 // The aarch64 cross build has no libdebuginfod (third_party/system); its
 // environment variable names, from elfutils' debuginfod.h.
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -21,6 +23,8 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
 #include "unwinder/locate/elf_file.h"
 
 namespace unwindd::locate {
@@ -44,7 +48,28 @@ struct Api {
   decltype(&debuginfod_get_user_data) get_user_data = nullptr;
   decltype(&debuginfod_get_url) get_url = nullptr;
   decltype(&debuginfod_add_http_header) add_http_header = nullptr;
+  // Before elfutils 0.189 (Debian 12 has 0.188), every request closes a
+  // descriptor twice: GuardConfigFiles() below.
+  bool closes_twice = true;
 };
+
+// The version in the name of the file the library was loaded from
+// (libdebuginfod.so.1 -> libdebuginfod-0.188.so): before 0.189, or not
+// known, it closes twice.
+bool ClosesTwice(void* symbol) {
+  Dl_info info;
+  if (dladdr(symbol, &info) == 0 || info.dli_fname == nullptr) return true;
+  char real[PATH_MAX];
+  if (realpath(info.dli_fname, real) == nullptr) return true;
+  absl::string_view name(real);
+  name = name.substr(name.rfind('/') + 1);
+  int major = 0, minor = 0;
+  if (!absl::ConsumePrefix(&name, "libdebuginfod-") ||
+      std::sscanf(std::string(name).c_str(), "%d.%d.so", &major, &minor) != 2) {
+    return true;
+  }
+  return major == 0 && minor < 189;
+}
 
 template <typename F>
 bool Resolve(void* handle, const char* name, F* out) {
@@ -75,7 +100,45 @@ absl::StatusOr<Api> LoadApi() {
     return absl::FailedPreconditionError(
         absl::StrCat("debuginfod: ", kSoname, " lacks a function this client uses"));
   }
+  api.closes_twice = ClosesTwice(reinterpret_cast<void*>(api.begin));
   return api;
+}
+
+// elfutils PR29696, fixed in 0.189: each request reads the cache's two
+// config files (cache_clean_interval_s, max_unused_age_s) by open(),
+// fdopen() and fscanf(), then fclose()s the stream and close()s its
+// descriptor again. By then another thread may have been given that
+// number, and its file is closed under it: in unwindd under load a
+// streamed core then read EBADF or another file's bytes ("not an ELF core
+// file", "zstd data is corrupt"), which `strace -f -k -e close -e
+// status=failed` traced to this function. The library closes once when
+// the file it opens is empty (it writes its default and returns it), so
+// each config file is made a symbolic link to /dev/null, which always
+// reads as empty and takes any write: every request then uses the
+// library's defaults (clean the cache once a day of what has not been
+// used for a week). Cheap when in place (two lstat); redone if the links
+// were replaced.
+void GuardConfigFiles(const std::string& cache_dir) {
+  static absl::Mutex mu(absl::kConstInit);
+  for (const char* name : {"cache_clean_interval_s", "max_unused_age_s"}) {
+    const std::string path = absl::StrCat(cache_dir, "/", name);
+    char target[16] = {};
+    struct stat st;
+    if (lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode) &&
+        readlink(path.c_str(), target, sizeof(target) - 1) == 9 &&
+        absl::string_view(target) == "/dev/null") {
+      continue;
+    }
+    absl::MutexLock l(&mu);
+    // The directory as the library makes it (one level; its parents, such
+    // as ~/.cache, must exist for the library too).
+    mkdir(cache_dir.c_str(), 0700);
+    const std::string tmp = absl::StrCat(path, ".unwindd-", getpid());
+    unlink(tmp.c_str());
+    if (symlink("/dev/null", tmp.c_str()) == 0 && rename(tmp.c_str(), path.c_str()) != 0) {
+      unlink(tmp.c_str());
+    }
+  }
 }
 
 // Loaded once per process, on first use (C++ guarantees the static is
@@ -203,6 +266,7 @@ absl::StatusOr<Fetched> Debuginfod::Fetch(FetchKind kind,
   }
   if (!GetApi().ok()) return GetApi().status();
   const Api& api = *GetApi();
+  if (api.closes_twice) GuardConfigFiles(CacheDir());
   const absl::Time start = absl::Now();
   std::unique_ptr<debuginfod_client, ClientDeleter> client(api.begin());
   if (client == nullptr) {

@@ -5,6 +5,11 @@
 
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -12,6 +17,16 @@
 #include "testdata/debuginfo/servers.h"
 #include "unwinder/locate/locator.h"
 #include "unwinder/locate/testing/fixtures.h"
+
+// Counts closes of descriptors that were not open: see
+// ARequestClosesNoDescriptorTwice.
+std::atomic<int> bad_closes{0};
+
+extern "C" int close(int fd) {
+  if (syscall(SYS_close, fd) == 0) return 0;
+  if (errno == EBADF) ++bad_closes;
+  return -1;
+}
 
 namespace unwindd::locate {
 namespace {
@@ -109,6 +124,24 @@ TEST_F(DebuginfodTest, ExecutableDownloadedOnceThenFromTheCache) {
   EXPECT_EQ(warm->path, cold->path);
   EXPECT_FALSE(warm->downloaded);
   EXPECT_TRUE(warm->url.empty());
+}
+
+// libdebuginfod before 0.189 closes a config file's descriptor twice per
+// request (elfutils PR29696): by the second close another thread may have
+// been given that number, and its file is closed under it (in unwindd a
+// streamed core read EBADF or another file's bytes). Fetch() makes the
+// config files links to /dev/null, where the library closes once. Every
+// close() of this process goes through CountingClose (the binary exports
+// it as `close`, BUILD.bazel), so a second close shows as EBADF.
+TEST_F(DebuginfodTest, ARequestClosesNoDescriptorTwice) {
+  std::unique_ptr<Debuginfod> d = Client(server_->url());
+  ASSERT_NE(d, nullptr);
+  const int before = bad_closes.load();
+  ASSERT_TRUE(d->Fetch(FetchKind::kExecutable, id_).ok());  // downloaded
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(d->Fetch(FetchKind::kExecutable, id_).ok());  // from the cache
+  }
+  EXPECT_EQ(bad_closes.load() - before, 0);
 }
 
 TEST_F(DebuginfodTest, DebuginfoIsTheDebugFile) {
