@@ -78,7 +78,9 @@ TEST(ArchOpsTest, EveryRegisteredArchFillsItsTable) {
     EXPECT_EQ(ops.code_address_mask != nullptr, ops.signs_return_addresses);
     EXPECT_EQ(ops.strip_code_address != nullptr, ops.signs_return_addresses);
     EXPECT_EQ(ops.pac_mask_from_note != nullptr, ops.pac_mask_note != 0);
-    if (ops.compat) EXPECT_NE(*ops.compat, info.arch);
+    if (ops.compat) {
+      EXPECT_NE(*ops.compat, info.arch);
+    }
   }
   EXPECT_TRUE(absl::IsNotFound(ArchFromName("sparc").status()));
 }

@@ -352,7 +352,9 @@ TEST_F(UnwinderTest, CfiSignalFrameMakesTheNextPcExact) {
   ThreadStack t = Unwind(Regs(At(kSignal) + 4, kSp), options);
   EXPECT_EQ(t.stop, StopReason::kEndOfStack) << t.stop_detail;
   EXPECT_EQ(Pcs(t), (std::vector<uint64_t>{At(kSignal) + 4, At(kAfter)}));
-  if (t.frames.size() == 2) EXPECT_EQ(t.frames[1].method, Method::kSignal);
+  if (t.frames.size() == 2) {
+    EXPECT_EQ(t.frames[1].method, Method::kSignal);
+  }
 }
 
 }  // namespace

@@ -56,7 +56,9 @@ void ExpectSameAsProtobuf(const std::string& bytes) {
                        size_t{1000}, size_t{4096}}) {
     SCOPED_TRACE(piece);
     ASSERT_EQ(in.Parse(Split(bytes, std::max<size_t>(piece, 1))), ok);
-    if (ok) EXPECT_EQ(Deterministic(Reassembled(in)), Deterministic(want));
+    if (ok) {
+      EXPECT_EQ(Deterministic(Reassembled(in)), Deterministic(want));
+    }
   }
 }
 
@@ -200,7 +202,9 @@ TEST(ReceivedBatchTest, DamagedBatchesAreWhatProtobufSays) {
     const bool ok = want.ParseFromString(bytes);
     parsed += ok;
     ASSERT_EQ(in.Parse(Split(bytes, 1 + rng() % 5000)), ok) << round;
-    if (ok) ASSERT_EQ(Deterministic(Reassembled(in)), Deterministic(want)) << round;
+    if (ok) {
+      ASSERT_EQ(Deterministic(Reassembled(in)), Deterministic(want)) << round;
+    }
   }
   EXPECT_GT(parsed, 100);  // the damage leaves some batches valid
 }

@@ -136,7 +136,9 @@ TEST(SignatureTest, SameCrashSameSignatureAcrossRunsAslrPathsSysrootsAndMinidump
   std::ifstream aslr("/proc/sys/kernel/randomize_va_space");
   int randomize = 0;
   aslr >> randomize;
-  if (randomize != 0) EXPECT_NE(sa->frame0, sb->frame0) << "same load address twice";
+  if (randomize != 0) {
+    EXPECT_NE(sa->frame0, sb->frame0) << "same load address twice";
+  }
 
   // Run a's files moved to a sysroot: the core's recorded paths are not
   // on this machine any more.
