@@ -2,8 +2,8 @@
 // huge functions — the hangs issue 14 found by mutating .sframe sections —
 // must give a report with an error naming the limit, not run for minutes.
 #include <elf.h>
+#include <time.h>
 
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -80,22 +80,32 @@ uint32_t NumFdes(const Image& img) {
   return h.ok() ? h->num_fdes : 0;
 }
 
+// The check's CPU time on this thread: a net against work that the
+// limits fail to bound (a hang), not a speed test; the limits themselves
+// are checked by the counts. Wall time varied with the machine's load
+// (23.6 s of it for 2000 huge FDEs under ASan at a load of 15).
 struct Timed {
   CheckReport report;
-  double seconds = 0;
+  double cpu_seconds = 0;
 };
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+constexpr double kHangSeconds = 60;
 
 Timed Check(Image img) {
   absl::StatusOr<std::shared_ptr<Module>> m =
       Module::FromImage(std::move(img.bytes), kFixture);
   EXPECT_TRUE(m.ok()) << m.status();
   if (!m.ok()) return {};
-  const auto start = std::chrono::steady_clock::now();
+  const double start = ThreadCpuSeconds();
   absl::StatusOr<CheckReport> r = CheckSframe(**m);
   Timed t;
-  t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                            start)
-                  .count();
+  t.cpu_seconds = ThreadCpuSeconds() - start;
   EXPECT_TRUE(r.ok()) << r.status();
   if (r.ok()) t.report = *std::move(r);
   return t;
@@ -124,7 +134,7 @@ TEST(CheckBoundsTest, HugeFunctionIsCheckedUpToThePerFunctionLimit) {
   EXPECT_GT(t.report.fdes, 10u);
   // Checked only as far as the file has code: a few KiB, not 2.6 GB.
   EXPECT_LT(t.report.pcs_compared + t.report.pcs_sframe_only, 64u << 10);
-  EXPECT_LT(t.seconds, 10) << "sanity net only";
+  EXPECT_LT(t.cpu_seconds, kHangSeconds);
 }
 
 TEST(CheckBoundsTest, OneByteBlocksOverAHugeFunctionAreBounded) {
@@ -133,7 +143,7 @@ TEST(CheckBoundsTest, OneByteBlocksOverAHugeFunctionAreBounded) {
   Timed t = Check(std::move(img));
   EXPECT_TRUE(HasError(t.report, "checked per function"))
       << FormatCheckReport(t.report);
-  EXPECT_LT(t.seconds, 10) << "sanity net only";
+  EXPECT_LT(t.cpu_seconds, kHangSeconds);
 }
 
 // An .sframe of `copies` FDEs, each FDE 1 of the fixture claiming a huge
@@ -189,8 +199,8 @@ TEST(CheckBoundsTest, ManyHugeFunctionsStopAtTheTotalLimit) {
   // Steps >= PCs compared: the budget bounds them.
   EXPECT_LE(t.report.pcs_compared,
             kCheckStepsBase + kCheckStepsPerFileByte * file_size);
-  EXPECT_LT(t.seconds, 20) << "sanity net only";
-  std::cout << kCopies << " huge FDEs: " << t.seconds << " s, "
+  EXPECT_LT(t.cpu_seconds, kHangSeconds);
+  std::cout << kCopies << " huge FDEs: " << t.cpu_seconds << " s of CPU, "
             << t.report.fdes << " checked\n";
 }
 
