@@ -273,7 +273,7 @@ int Run(const unwindd::service::ServerFlags& flags) {
   probe_health.Shutdown();
   // Until every call has sent its status: a caller behind a proxy that
   // sees the connection close first gets INTERNAL, not UNAVAILABLE. Calls
-  // that keep arriving meanwhile are refused at once; kFlushTime bounds it.
+  // that keep arriving meanwhile are refused at once; kMaxFinishTime bounds it.
   if (!open_calls.WaitNone(absl::Now() + kMaxFinishTime)) {
     std::fprintf(stderr, "unwindd: %d calls still open after %s; exiting\n", open_calls.open(),
                  absl::FormatDuration(kMaxFinishTime).c_str());

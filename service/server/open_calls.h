@@ -1,10 +1,10 @@
 // The calls the server has begun and not yet finished, counted through
 // gRPC's global callbacks for synchronous requests, so that a draining
-// server exits once every call's status (and an ended stream's trailers)
-// has been written rather than after a fixed wait: on a loaded machine a
-// stream ended as the drain began could still have its trailers queued,
-// and a replica that exited then reached a caller behind nginx as INTERNAL
-// ("upstream prematurely closed connection") instead of UNAVAILABLE.
+// server exits only once every call has sent its status, not after a
+// fixed wait alone: on a loaded machine a call still answering as the
+// drain began could have its status unsent at the exit, and a replica that
+// exited then reached a caller behind nginx as INTERNAL ("upstream
+// prematurely closed connection") instead of UNAVAILABLE.
 //
 //   static OpenCalls calls;             // alive until exit
 //   grpc::Server::SetGlobalCallbacks(&calls);   // before any server
