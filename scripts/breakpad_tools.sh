@@ -29,6 +29,13 @@ if [ -f "$dir/.complete" ]; then
   echo "$dir"
   exit 0
 fi
+# An unreachable registry is remembered for 10 minutes: every test case
+# asks, and each npm attempt takes minutes to give up.
+unreachable=$cache/.unreachable
+if [ -n "$(find "$unreachable" -mmin -10 2>/dev/null)" ]; then
+  cat "$unreachable" >&2
+  exit 77
+fi
 command -v npm >/dev/null || { echo "breakpad_tools: npm is missing (apt-get install npm)" >&2; exit 1; }
 tmp=$dir.partial
 rm -rf "$tmp"
@@ -36,8 +43,13 @@ mkdir -p "$tmp"
 cd "$tmp"
 echo '{"private": true}' >package.json
 status=0
-bash "$scripts/npm_install.sh" breakpad_tools "minidump@$version" || status=$?
-[ $status -eq 0 ] || exit $status
+bash "$scripts/npm_install.sh" breakpad_tools "minidump@$version" 2>npm_install.err || status=$?
+if [ $status -ne 0 ]; then
+  cat npm_install.err >&2
+  [ $status -ne 77 ] || cp npm_install.err "$unreachable"
+  exit $status
+fi
+rm -f "$unreachable"
 pkg=$tmp/node_modules/minidump
 mkdir -p build bin
 (
