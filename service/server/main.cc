@@ -217,10 +217,13 @@ int Run(const unwindd::service::ServerFlags& flags) {
     }
     probe_health.SetServingStatus("unwindd.v1.Unwinder", true);
   }
-  for (auto& l : listeners) l->Start(server.get(), &service.stats().connections);
+  // Where it listens is said before the Unix sockets accept: a caller that
+  // finds the server serving there (a supervisor, a test) then finds the
+  // TCP port it chose in the log, never a log still without it.
   for (const std::string& w : where) {
     std::fprintf(stderr, "unwindd: listening on %s\n", w.c_str());
   }
+  for (auto& l : listeners) l->Start(server.get(), &service.stats().connections);
   for (const ListenAddress& l : listen) {
     if (l.kind == ListenAddress::Kind::kTcp && !flags.tls.enabled()) {
       std::fprintf(stderr,
