@@ -49,6 +49,9 @@ for t in "${targets[@]}"; do
   mkdir -p "$art" "$scratch/$name"
   log="$art/fuzz.log"
   start=$(date +%s)
+  # This run's findings only: an artifact an earlier run left in $art
+  # (kept for whoever looks at it) is not counted again.
+  : >"$scratch/$name.start"
   # shellcheck disable=SC2046
   ASAN_OPTIONS=${ASAN_OPTIONS:-allocator_release_to_os_interval_ms=-1} \
   nice -n 10 "$bin/$pkg/$name" -runs="$runs" -timeout="${FUZZ_TIMEOUT:-1}" -rss_limit_mb=2048 \
@@ -60,7 +63,8 @@ for t in "${targets[@]}"; do
   eps=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
   ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
-  crashes=$(find "$art" -name 'crash-*' -o -name 'timeout-*' -o -name 'leak-*' -o -name 'oom-*' | wc -l)
+  crashes=$(find "$art" -newer "$scratch/$name.start" \( -name 'crash-*' -o \
+    -name 'timeout-*' -o -name 'leak-*' -o -name 'oom-*' \) | wc -l)
   [ "$rc" -ne 0 ] && [ "$crashes" -eq 0 ] && crashes="rc=$rc"
   printf '%-40s %10s %8s %6s %7s %7s %8s\n' "$t" "${execs:-?}" "${eps:-?}" \
     "${cov:-?}" "${ft:-?}" "$secs" "$crashes"
