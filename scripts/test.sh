@@ -17,7 +17,9 @@ sanitizers=${UNWINDD_SANITIZERS:-1}
 # run ~6 of its minutes. gcc still builds every other target of //...
 # (every library and binary) and runs every test that unwinds a fixture,
 # so the binaries users build are the ones checked against the tools.
-asan_scope='//arch/... + //memory/... + //proc/... + //unwinder/... + //service/... + //tools/...'
+asan_patterns=(//arch/... //memory/... //proc/... //unwinder/... //service/... //tools/...)
+asan_scope=$(printf ' + %s' "${asan_patterns[@]}")
+asan_scope=${asan_scope# + }
 asan_tests="tests($asan_scope) except attr(tags, 'no_asan', tests($asan_scope))"
 skip=()
 if [ "$sanitizers" != 0 ]; then
@@ -33,8 +35,7 @@ rc=${PIPESTATUS[0]}
 # corpus replays included), TSan over the threaded ones. UNWINDD_SANITIZERS=0
 # skips them (a quick local run, in which gcc runs every test).
 if [ "$sanitizers" != 0 ]; then
-  bazel test --config=asan "$@" -- //arch/... //memory/... //proc/... \
-    //unwinder/... //service/... //tools/... 2>&1 | tee -a "$log"
+  bazel test --config=asan "$@" -- "${asan_patterns[@]}" 2>&1 | tee -a "$log"
   asan_rc=${PIPESTATUS[0]}
   [ "$rc" -eq 0 ] && rc=$asan_rc
   # TSan reports races between threads, so it runs the tests that start
