@@ -184,6 +184,10 @@ absl::Status ParseSampleFields(absl::Span<const uint8_t> record, const EventAttr
                                uint64_t stack_file_offset, Sample& out,
                                uint64_t* locate) {
   out = Sample{};
+  // A recording with a fixed period (perf record -c N) has no PERIOD field:
+  // every sample's period is the attr's, as perf script prints it
+  // (evsel__parse_sample starts from attr.sample_period).
+  out.period = attr.sample_period;
   if (record.size() < kRecordHeaderSize) {
     return TooShort("the header", record.size(), 0);
   }

@@ -103,7 +103,7 @@ struct Sample {
   uint64_t addr = 0;
   uint64_t stream_id = 0;
   uint32_t cpu = 0;
-  uint64_t period = 0;
+  uint64_t period = 0;      // PERIOD; without it, attr.sample_period (perf -c N)
   Bytes read;               // the read_format block, as is
   U64Array callchain;       // kernel + user ips, with PERF_CONTEXT_* markers
   Bytes raw;

@@ -230,6 +230,23 @@ TEST(ParseSample, NoRegistersForAbiNone) {
   EXPECT_EQ(s.period, 5u);
 }
 
+// perf record -c N: no PERIOD field, and every sample's period is the
+// attr's, as perf script prints it; a PERIOD field wins over it.
+TEST(ParseSample, PeriodFromTheAttrWithoutAPeriodField) {
+  EventAttr a;
+  a.sample_type = kSampleIp;
+  a.sample_period = 250000;
+  SampleSpec spec;
+  spec.ip = 0x401000;
+  Sample s;
+  ASSERT_TRUE(ParseSample(Kept(SampleRecord(a, spec)), a, s).ok());
+  EXPECT_EQ(s.period, 250000u);
+  a.sample_type |= kSamplePeriod;
+  spec.period = 7;
+  ASSERT_TRUE(ParseSample(Kept(SampleRecord(a, spec)), a, s).ok());
+  EXPECT_EQ(s.period, 7u);
+}
+
 TEST(ParseSample, BranchStackBoundsAndCounters) {
   EventAttr a;
   a.sample_type = kSampleBranchStack | kSampleCgroup;

@@ -597,7 +597,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"perf_busy_O2_fp_nopie", Mode::kFile},
                       // Build-ids in MMAP2 (checked against each file).
                       Case{"perf_busy_O2_nofp_pie", Mode::kFile, {"--buildid-mmap"},
-                           "_buildid_mmap"}),
+                           "_buildid_mmap"},
+                      // A fixed period (-c): the samples have no PERIOD
+                      // field, and perf script prints the attr's.
+                      Case{"perf_busy_O2_nofp_pie", Mode::kFile, {"-c", "250000"},
+                           "_fixed_period"}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.Name(); });
 
 }  // namespace
