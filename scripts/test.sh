@@ -11,15 +11,21 @@ sh scripts/check_deps.sh || { echo "0 passed, 0 failed (missing dependencies)"; 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 sanitizers=${UNWINDD_SANITIZERS:-1}
+# The packages of the unwinder and the service; the sanitizers run their
+# tests (ASan those of tools/ too).
+code_dirs=(arch memory proc unwinder service)
+code_patterns=()
+for d in "${code_dirs[@]}"; do code_patterns+=("//$d/..."); done
 # The ASan run's scope. The tests it runs run there only, under
 # ASan+UBSan, the stricter of the two builds: compiling and running them
 # with gcc too cost a cold run minutes. gcc still builds every target of
 # //... (every library and binary users build) and runs the tests outside
 # that scope: the fixtures of testdata/ against eu-stack, gdb, perf and
 # the other tools, the package, the fleet, the docs.
-asan_patterns=(//arch/... //memory/... //proc/... //unwinder/... //service/... //tools/...)
-asan_scope=$(printf ' + %s' "${asan_patterns[@]}")
-asan_scope=${asan_scope# + }
+asan_patterns=("${code_patterns[@]}" //tools/...)
+# Bazel's union of target patterns: "//a/... + //b/...".
+union() { local u; u=$(printf ' + %s' "$@"); echo "${u# + }"; }
+asan_scope=$(union "${asan_patterns[@]}")
 asan_tests="tests($asan_scope) except attr(tags, 'no_asan', tests($asan_scope))"
 skip=()
 if [ "$sanitizers" != 0 ]; then
@@ -37,8 +43,8 @@ fi
 bazel test "$@" -- //... "${skip[@]}" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 # Then the sanitizers (docs/testing.md "Sanitizers and fuzzing"), with every report
-# fatal: ASan+UBSan over the unit and service tests (the fuzz targets'
-# corpus replays included), TSan over the threaded ones. UNWINDD_SANITIZERS=0
+# fatal: ASan+UBSan over the tests of its scope (the fuzz targets' corpus
+# replays included), TSan over the threaded ones. UNWINDD_SANITIZERS=0
 # skips them (a quick local run, in which gcc runs every test).
 if [ "$sanitizers" != 0 ]; then
   bazel test --config=asan "$@" -- "${asan_patterns[@]}" 2>&1 | tee -a "$log"
@@ -51,10 +57,9 @@ if [ "$sanitizers" != 0 ]; then
   # uninstrumented and hands buffers between its threads through
   # synchronization TSan cannot see (docs/testing.md "Sanitizers and
   # fuzzing"), which makes ~100 reports inside it.
-  tsan_scope='//arch/... + //memory/... + //proc/... + //unwinder/... + //service/...'
+  tsan_scope=$(union "${code_patterns[@]}")
   threaded=$(grep -rlE 'std::(j)?thread|pthread_create|std::async' \
-      --include=*.cc --include=*.h arch memory proc unwinder service | sort |
-      paste -sd+ -)
+      --include=*.cc --include=*.h "${code_dirs[@]}" | sort | paste -sd+ -)
   tsan_tests=$(bazel query "tests($tsan_scope) intersect rdeps($tsan_scope, $threaded)
       except rdeps($tsan_scope, \"//third_party/system:grpc++\")" 2>/dev/null)
   [ -n "$tsan_tests" ] || { echo "no tests for TSan: the query failed" >&2; rc=1; }
