@@ -22,9 +22,11 @@ namespace {
 class SparseReader final : public PerfDataReader {
  public:
   // Twice the largest record (its size is 16 bits), so that a record that
-  // does not fit at a chunk's end moves to the next one whole.
+  // does not fit at a chunk's end moves to the next one whole. Chunks that
+  // samples point into are held until those are unwound: about as many
+  // as the pipeline's window (kBatchHeldBytes a batch) are kept for reuse.
   static constexpr size_t kChunkBytes = size_t{256} << 10;
-  static constexpr size_t kMaxFreeChunks = 8;
+  static constexpr size_t kMaxFreeChunks = 32;
   // How much a pread reads at least: after a sample's copy come its last
   // fields and the next record's first ones (its header, callchain and
   // registers), so a read of about one prefix gets the next record's
@@ -75,6 +77,11 @@ class SparseReader final : public PerfDataReader {
       absl::StatusOr<bool> left = LeaveStack(size, record, truncated);
       if (!left.ok()) return left.status();
       if (*left) return absl::OkStatus();
+    }
+    if (type == kRecordSample) {
+      // Samples come whole: their copies are small. Read on in large
+      // reads, as cat does, rather than one read per record.
+      read_size_ = kChunkBytes;
     }
     got = Ensure(size);
     if (!got.ok()) return got.status();
@@ -180,10 +187,15 @@ class SparseReader final : public PerfDataReader {
   }
 
   // Makes `n` (at most kChunkBytes / 2) bytes available at data(); false at
-  // the end of the data before that (what there is stays available).
+  // the end of the data before that (what there is stays available). Reads
+  // at least read_size_ bytes where the chunk has room: up to its end when
+  // samples come whole.
   absl::StatusOr<bool> Ensure(size_t n) {
     if (available() >= n) return true;
-    if (chunk_ == nullptr || kChunkBytes - begin_ < std::max(n, read_size())) {
+    // A new chunk when this one cannot hold `n` bytes from data(), or (a
+    // copy being left) not the read that gets past it.
+    const size_t room = read_size_ >= kChunkBytes ? n : std::max(n, read_size_);
+    if (chunk_ == nullptr || kChunkBytes - begin_ < room) {
       std::shared_ptr<uint8_t> next = pool_.Take();
       if (next == nullptr) return absl::ResourceExhaustedError("no memory for the input");
       if (chunk_ != nullptr) std::memcpy(next.get(), data(), available());
@@ -194,7 +206,7 @@ class SparseReader final : public PerfDataReader {
     while (available() < n) {
       if (read_at_ >= data_end_) return false;
       const size_t want = std::min<uint64_t>(
-          {std::max(n - available(), read_size()), kChunkBytes - end_, data_end_ - read_at_});
+          {std::max(n - available(), read_size_), kChunkBytes - end_, data_end_ - read_at_});
       const ssize_t r = pread(fd_.get(), chunk_.get() + end_, want, static_cast<off_t>(read_at_));
       if (r < 0 && errno == EINTR) continue;
       if (r < 0) {
@@ -210,8 +222,6 @@ class SparseReader final : public PerfDataReader {
     }
     return true;
   }
-
-  size_t read_size() const { return read_size_; }
 
   memory::ScopedFd fd_;
   const uint64_t size_;

@@ -99,8 +99,10 @@ const std::vector<proc::SnapshotMapping>* SamplePipeline::Hold(
 }
 
 void SamplePipeline::Commit() {
-  open_.samples[open_.size].seq = next_sample_++;
-  if (++open_.size == kBatchSamples) Flush();
+  UnwoundSample& s = open_.samples[open_.size];
+  s.seq = next_sample_++;
+  open_.held_bytes += s.stack_copy.size();
+  if (++open_.size == kBatchSamples || open_.held_bytes >= kBatchHeldBytes) Flush();
 }
 
 void SamplePipeline::Flush() {
@@ -126,6 +128,7 @@ void SamplePipeline::Flush() {
   }
   lock.unlock();
   open_.size = 0;
+  open_.held_bytes = 0;
   open_.tables.clear();  // on this thread, which took the references
   open_.bytes.clear();
 }
@@ -309,6 +312,10 @@ void SamplePipeline::Write() {
       written_.store(written_.load() + 1, std::memory_order_release);
       --in_flight_;
       batch.size = 0;
+      // The input it held goes back to the reader's pool now, not when
+      // the batch is reused: a free batch holding chunks would double the
+      // memory in use.
+      batch.bytes.clear();
       free_.push_back(std::move(batch));
       wake_reader = reader_waiting_ && in_flight_ <= max_in_flight_ / 2;
     }

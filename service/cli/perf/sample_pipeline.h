@@ -47,6 +47,12 @@
 namespace unwindd::service::perf {
 
 inline constexpr size_t kBatchSamples = 64;
+// A batch also ends once its samples hold this many bytes of the input
+// (HoldBytes) or of copies: with samples of 32 KiB and more, 64 of them
+// in each of the batches in flight would hold tens of MiB of chunks, each
+// chunk new memory the kernel must zero, where a window of a few MiB is
+// recycled.
+inline constexpr size_t kBatchHeldBytes = size_t{1} << 20;
 inline constexpr size_t kMaxBatchesInFlight = 16;
 inline constexpr int kMaxJobs = 64;
 // Per worker: the mapping tables (processes) whose targets it keeps.
@@ -140,9 +146,11 @@ class SamplePipeline {
   const std::vector<proc::SnapshotMapping>* Hold(
       std::shared_ptr<const std::vector<proc::SnapshotMapping>> table);
   // Keeps `bytes` (what a sample's stack points into: a chunk of the
-  // input, Event::keep) alive until the open batch has been written.
-  void HoldBytes(const std::shared_ptr<const void>& bytes) {
+  // input, Event::keep) alive until the open batch has been written;
+  // `size`: how much of it the sample's record takes (kBatchHeldBytes).
+  void HoldBytes(const std::shared_ptr<const void>& bytes, size_t size) {
     if (open_.bytes.empty() || open_.bytes.back() != bytes) open_.bytes.push_back(bytes);
+    open_.held_bytes += size;
   }
   // Unwinds what was submitted, delivers every result, joins the threads.
   void Finish();
@@ -153,6 +161,7 @@ class SamplePipeline {
   struct Batch {
     uint64_t seq = 0;
     size_t size = 0;  // samples[0, size) are this batch's
+    size_t held_bytes = 0;  // of the input and of copies, by its samples
     std::vector<UnwoundSample> samples;  // kBatchSamples, recycled
     cli::TextBuffer text;  // the samples' output, when workers format (recycled)
     // The mapping tables its samples point to (Hold).

@@ -7,7 +7,9 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -124,6 +126,55 @@ TEST_P(SamplePipelineTest, WorkersFormatInOrder) {
     for (int t = 0; t < kTargets; ++t) absl::StrAppend(&want, n++, " /module/", t, "\n");
   }
   EXPECT_EQ(text, want);
+}
+
+// Samples that hold input (chunks of a file read ahead, HoldBytes) end a
+// batch once it holds kBatchHeldBytes, and a written batch lets go of its
+// chunks at once: what is held stays within the batches in flight, however
+// large the samples, instead of 64 samples a batch.
+TEST_P(SamplePipelineTest, HeldInputIsBoundedByBytes) {
+  constexpr size_t kChunk = size_t{256} << 10;  // a record's worth each
+  PipelineOptions options;
+  options.jobs = GetParam();
+  options.unwind.max_frames = 4;
+  int live = 0;
+  int most = 0;
+  std::mutex mu;
+  const std::vector<std::shared_ptr<const std::vector<proc::SnapshotMapping>>> tables =
+      Tables();
+  {
+    SamplePipeline pipeline(options, [](UnwoundSample&) {
+      absl::SleepFor(absl::Microseconds(50));  // the workers run ahead
+    });
+    for (uint32_t n = 0; n < 600; ++n) {
+      auto chunk = std::shared_ptr<const void>(new int(0), [&](const void* p) {
+        delete static_cast<const int*>(p);
+        std::lock_guard<std::mutex> lock(mu);
+        --live;
+      });
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        most = std::max(most, ++live);
+      }
+      UnwoundSample& s = pipeline.Next();
+      s.pid = 1000;
+      s.tid = n;
+      s.target_id = 1;
+      s.mappings = pipeline.Hold(tables[0]);
+      pipeline.HoldBytes(chunk, kChunk);
+      chunk.reset();
+      s.registers = arch::RegisterSet(arch::Arch::kX86_64);
+      s.registers.Set(s.registers.info().pc, kBase + 0x1000);
+      s.registers.Set(s.registers.info().sp, 0x7ff000);
+      pipeline.Commit();
+    }
+    pipeline.Finish();
+  }
+  EXPECT_EQ(live, 0);
+  // At most 2 * jobs + 4 batches in flight, and the open one, each of
+  // kBatchHeldBytes / kChunk samples.
+  const int per_batch = static_cast<int>(kBatchHeldBytes / kChunk);
+  EXPECT_LE(most, (2 * GetParam() + 4 + 1) * per_batch + 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Jobs, SamplePipelineTest, testing::Values(1, 2, 4));

@@ -155,7 +155,7 @@ absl::Status SampleReader::OnEvent(const proc::perf::Event& e) {
       s.stack = stack;
     } else if (e.keep != nullptr) {
       // In a chunk of the input: held by the batch instead of copied.
-      pipeline_.HoldBytes(*e.keep);
+      pipeline_.HoldBytes(*e.keep, e.record.size());
       s.stack = stack;
     } else {
       s.stack_copy.assign(stack.begin(), stack.end());
