@@ -238,6 +238,10 @@ namespace {
 // for a deeper stack; what the first sample of a thread gets.
 constexpr uint64_t kStackNeedSlack = 1024;
 constexpr uint64_t kFirstStackNeed = 8192;
+// A walk that needs more than was read goes again from the start (a deep
+// stack's walk costs more than reading a few KiB more): when the copy is
+// at most this much more than the need, all of it is read.
+constexpr uint64_t kReadAllWithin = 8192;
 
 }  // namespace
 
@@ -255,7 +259,8 @@ absl::Status SamplePipeline::Unwind(Worker& w, UnwoundSample& s, proc::SnapshotT
     if (w.stack_buffer == nullptr) w.stack_buffer.reset(new uint8_t[proc::perf::kMaxStackUserBytes]);
     need = &w.stack_need.try_emplace(s.tid, kFirstStackNeed).first->second;
     const uint64_t valid = std::min<uint64_t>(s.stack_file_bytes, proc::perf::kMaxStackUserBytes);
-    const uint64_t want = std::min<uint64_t>(valid, *need);
+    // Little more than that: all of it, rather than risk walking twice.
+    const uint64_t want = valid <= *need + kReadAllWithin ? valid : *need;
     const size_t got = memory::PreadFully(options_.stack_file, w.stack_buffer.get(), want,
                                           s.stack_file_offset);
     stack = absl::MakeConstSpan(w.stack_buffer.get(), got);
