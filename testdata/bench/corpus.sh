@@ -18,7 +18,9 @@
 # batches of 64, the mapping tables once), every answer checked against an
 # in-process unwind of the same sample: samples per CPU-second of the
 # server (utime + stime; the median of RUNS passes after a warm-up pass)
-# and its µs per sample. Keeps OUT_DIR's recordings for the caller.
+# and its µs per sample. Last, one line of scaling: the largest recording
+# read with --jobs=2 on both cores against all its threads on one
+# (taskset -c 0), wall time. Keeps OUT_DIR's recordings for the caller.
 #
 # What the corpus varies, because each changes the cost: the stack copy (8
 # to 64 KiB), the depth (5 to 500 frames) and frame size (16 B to 2 KiB),
@@ -159,3 +161,24 @@ done
 echo "(CPU: median of $RUNS runs, user + system; flt: minor page faults; rss: peak RSS, MiB;"
 echo " srv: through unwindd by perf_replay, samples per server CPU-second and server µs per"
 echo " sample, median of $RUNS passes after a warm-up; every answer checked against in-process)"
+
+# Scaling on the largest recording: `--jobs=2` free on both cores and with
+# every thread on one (taskset -c 0), taken in turn, wall time, median of
+# at least 11 runs each (a run is a few tenths of a second).
+largest=
+for name in "${names[@]}"; do
+  if [[ -z "$largest" ]] || (( $(stat -c %s "$OUT/$name.data") > $(stat -c %s "$OUT/$largest.data") )); then
+    largest=$name
+  fi
+done
+if [[ -n "$largest" ]]; then
+  f="$OUT/$largest.data"
+  "$B/wall_runs" "$(( RUNS > 11 ? RUNS : 11 ))" -- service/unwind perf "$f" --format=pprof --jobs=2 -o /dev/null \
+    -- taskset -c 0 service/unwind perf "$f" --format=pprof --jobs=2 -o /dev/null >"$OUT/scaling"
+  awk -v name="$largest" -v mb="$(( $(stat -c %s "$f") / 1048576 ))" '
+    { for (i = 1; i < NF; i += 2) v[NR, $i] = $(i + 1) }
+    END {
+      two = v[1, "median_us"] / 1e6; one = v[2, "median_us"] / 1e6
+      printf "scaling on the largest recording (%s, %d MB), wall, --jobs=2: one core (taskset -c 0) %.3f s, two cores %.3f s (%.2fx)\n", name, mb, one, two, one / two
+    }' "$OUT/scaling"
+fi
