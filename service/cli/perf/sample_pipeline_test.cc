@@ -168,6 +168,16 @@ TEST_P(SamplePipelineTest, HeldInputIsBoundedByBytes) {
       s.registers.Set(s.registers.info().sp, 0x7ff000);
       pipeline.Commit();
     }
+    // Every batch is full (4 samples each), so none is open: once all are
+    // written, nothing holds a chunk, before Finish.
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    int still = 0;
+    do {
+      absl::SleepFor(absl::Milliseconds(1));
+      std::lock_guard<std::mutex> lock(mu);
+      still = live;
+    } while (still > 0 && absl::Now() < deadline);
+    EXPECT_EQ(still, 0) << "chunks still held by written batches";
     pipeline.Finish();
   }
   EXPECT_EQ(live, 0);
