@@ -130,7 +130,7 @@ void SamplePipeline::Flush() {
   open_.size = 0;
   open_.held_bytes = 0;
   open_.tables.clear();  // on this thread, which took the references
-  open_.bytes.clear();
+  // Its `bytes` are empty: the writer let go of them (Write).
 }
 
 void SamplePipeline::Finish() {
