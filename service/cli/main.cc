@@ -131,10 +131,8 @@ int Run(const unwindd::service::Command& cmd, char** argv) {
     options.cancel = &g_interrupted;
     options.locate = &(*binaries)->locate_options();
     std::vector<std::string> warnings;
-    std::unique_ptr<unwindd::proc::Target> jit =
-        unwindd::service::WithAnnouncedCode(**target, &warnings);
+    stacks = unwindd::service::UnwindWithAnnouncedCode(**target, cache, options, &warnings);
     for (const std::string& w : warnings) Warn(w);
-    stacks = unwindd::unwinder::UnwindTarget(jit ? *jit : **target, cache, options);
     // The minidump is written while the threads are still stopped, from
     // the same registers and memory.
     if (!cmd.minidump_out.empty() && !g_interrupted.load()) {

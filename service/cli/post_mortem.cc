@@ -31,10 +31,10 @@ int RunPostMortem(const Command& cmd, Binaries& binaries, PostMortem& pm,
   unwind_options.sources = cmd.sources;
   unwind_options.cancel = cancel;
   unwind_options.locate = &binaries.locate_options();
-  // Code a JIT runtime announced (perf jitdump files it mapped).
-  std::unique_ptr<proc::Target> jit = WithAnnouncedCode(*pm.target, &pm.summary.warnings);
+  // With the code a JIT runtime announced (perf jitdump files it mapped,
+  // the GDB JIT interface) where a frame ran such code.
   unwinder::ProcessStacks stacks =
-      unwinder::UnwindTarget(jit ? *jit : *pm.target, cache, unwind_options);
+      UnwindWithAnnouncedCode(*pm.target, cache, unwind_options, &pm.summary.warnings);
   // Files the target's own lookup missed may have been found since
   // (build-id directories, debuginfod).
   NoteFilesFoundWhileUnwinding(stacks, pm.summary);

@@ -52,6 +52,8 @@ class FakeTarget : public proc::Target {
     m.path = "[stack]";
     Add(m);
   }
+  // Any other mapping, as /proc/PID/maps would list it.
+  void AddMapping(const proc::Mapping& m) { Add(m); }
   void AddThread(pid_t tid, const arch::RegisterSet& regs) {
     threads_.push_back(tid);
     regs_[tid] = regs;
