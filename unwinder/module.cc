@@ -209,8 +209,13 @@ absl::Status Module::Init(Elf* elf, std::string name) {
     if (ph.p_type == PT_LOAD) {
       loads_.push_back({ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz,
                         (ph.p_flags & PF_X) != 0});
-    } else if (ph.p_type == PT_NOTE && build_id_.empty()) {
-      build_id_ = FindBuildIdInNotes(elf, ph.p_offset, ph.p_filesz, ph.p_align);
+    } else if (ph.p_type == PT_NOTE) {
+      if (note_segments_.size() < kMaxNoteAreas) {
+        note_segments_.push_back({ph.p_offset, ph.p_filesz});
+      }
+      if (build_id_.empty()) {
+        build_id_ = FindBuildIdInNotes(elf, ph.p_offset, ph.p_filesz, ph.p_align);
+      }
     } else if (ph.p_type == PT_GNU_EH_FRAME) {
       eh_frame_hdr_segment = Segment{ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz};
     } else if (ph.p_type == kPtGnuSframe) {
@@ -246,6 +251,16 @@ absl::Status Module::Init(Elf* elf, std::string name) {
   return absl::OkStatus();
 }
 
+std::vector<absl::Span<const uint8_t>> Module::NoteAreas() const {
+  const auto& areas = note_sections_.empty() ? note_segments_ : note_sections_;
+  std::vector<absl::Span<const uint8_t>> out;
+  for (const auto& [offset, size] : areas) {
+    if (offset >= raw_.size()) continue;
+    out.push_back(raw_.subspan(offset, std::min<uint64_t>(size, raw_.size() - offset)));
+  }
+  return out;
+}
+
 absl::Status Module::LoadSections() {
   size_t shstrndx = 0;
   if (elf_getshdrstrndx(elf_, &shstrndx) != 0) return absl::OkStatus();
@@ -258,6 +273,9 @@ absl::Status Module::LoadSections() {
        scn = elf_nextscn(elf_, scn)) {
     GElf_Shdr shdr;
     if (gelf_getshdr(scn, &shdr) == nullptr) continue;
+    if (shdr.sh_type == SHT_NOTE && note_sections_.size() < kMaxNoteAreas) {
+      note_sections_.push_back({shdr.sh_offset, shdr.sh_size});
+    }
     const char* n = elf_strptr(elf_, shstrndx, shdr.sh_name);
     if (n == nullptr) continue;
     absl::string_view sn(n);

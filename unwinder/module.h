@@ -112,6 +112,14 @@ class Module {
     return BytesAtVaddr(vaddr);
   }
 
+  // The file's note areas: its SHT_NOTE sections, or its PT_NOTE segments
+  // when it has no note section (as readelf -n looks). For notes the
+  // unwinder does not read itself, such as the package note
+  // (proc/package_note.h), without opening the file again. The bytes may
+  // be zeros of a page truncated since: what is read from them counts only
+  // while changed() is false afterwards.
+  std::vector<absl::Span<const uint8_t>> NoteAreas() const;
+
   // [start, end) of the function containing `pc` per any FDE (.eh_frame,
   // .debug_frame, .sframe); nullopt if none covers it.
   std::optional<std::pair<uint64_t, uint64_t>> FunctionBounds(uint64_t pc);
@@ -176,6 +184,10 @@ class Module {
   // The executable sections' (address, size): what InCode checks.
   static constexpr size_t kMaxCodeSections = 256;
   std::vector<std::pair<uint64_t, uint64_t>> code_sections_;
+  // File offset and size of each SHT_NOTE section and PT_NOTE segment (at
+  // most kMaxNoteAreas of each).
+  static constexpr size_t kMaxNoteAreas = 64;
+  std::vector<std::pair<uint64_t, uint64_t>> note_sections_, note_segments_;
   GoStackSwitches go_switches_;  // set once by Init
 
   // What fstat said of the file when it was opened (0 for images).

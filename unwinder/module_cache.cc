@@ -129,6 +129,18 @@ std::shared_ptr<Module> ModuleCache::FindByBuildId(const std::string& build_id) 
   return Lookup(b->second);
 }
 
+std::shared_ptr<Module> ModuleCache::FindAnyByBuildId(const std::string& build_id) {
+  if (build_id.empty()) return nullptr;
+  absl::MutexLock lock(&mu_);
+  for (auto& [key, entry] : entries_) {
+    if (entry.module->build_id() == build_id && !entry.module->changed()) {
+      entry.last_use = ++tick_;
+      return entry.module;
+    }
+  }
+  return nullptr;
+}
+
 absl::StatusOr<std::shared_ptr<Module>> ModuleCache::GetFile(const std::string& path,
                                                             const DebugLookup* debug) {
   // Opened, not just stat'ed, even when the module is cached: the caller

@@ -71,6 +71,10 @@ class ModuleCache {
 
   // The cached module with this build-id (lowercase hex), or nullptr.
   std::shared_ptr<Module> FindByBuildId(const std::string& build_id);
+  // The same, whichever way the module looks for debug information
+  // (GetFile's `debug`): every entry is looked at, so this is for a
+  // one-shot command's few modules, not a server's many.
+  std::shared_ptr<Module> FindAnyByBuildId(const std::string& build_id);
 
  private:
   struct Entry {

@@ -265,6 +265,22 @@ TEST(ModuleCacheTest, CopiesShareOneModuleByBuildId) {
   EXPECT_EQ(cache.stats().bytes, (*a)->image_size());  // counted once
 }
 
+// A module opened with a debug lookup is keyed by it too; FindAnyByBuildId
+// finds it whatever the lookup, FindByBuildId only without one.
+TEST(ModuleCacheTest, FindAnyByBuildIdWhateverTheDebugLookup) {
+  ModuleCache cache;
+  locate::LocateOptions options;
+  options.debug_dirs = {::testing::TempDir()};
+  const ModuleCache::DebugLookup debug{&options, SelfExe()};
+  absl::StatusOr<std::shared_ptr<Module>> m = cache.GetFile(SelfExe(), &debug);
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_FALSE((*m)->build_id().empty());
+  EXPECT_EQ(cache.FindByBuildId((*m)->build_id()), nullptr);
+  EXPECT_EQ(cache.FindAnyByBuildId((*m)->build_id()).get(), m->get());
+  EXPECT_EQ(cache.FindAnyByBuildId("00"), nullptr);
+  EXPECT_EQ(cache.FindAnyByBuildId(""), nullptr);
+}
+
 TEST(ModuleCacheTest, EvictionKeepsModulesOthersStillReference) {
   std::string copy = ::testing::TempDir() + "/module_test_copy2";
   {

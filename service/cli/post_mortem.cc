@@ -64,7 +64,7 @@ int RunPostMortem(const Command& cmd, Binaries& binaries, PostMortem& pm,
   if (cmd.core_backtrace) {
     out = FormatCoreBacktrace(stacks, pm.summary.executable, signature, sym);
   } else {
-    const ModulePackages packages = FindModulePackages(stacks, pm.target);
+    const ModulePackages packages = FindModulePackages(stacks, pm.target, &cache);
     const OutputExtras extras{.core = &pm.summary, .symbols = sym,
                               .signature = &signature, .packages = &packages};
     out = cmd.format == Format::kJson ? FormatJson(stacks, extras)

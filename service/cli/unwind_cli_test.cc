@@ -122,6 +122,34 @@ TEST(UnwindCliTest, OneThreadAndDetachAfterwards) {
   ExpectOneLineError(bad_tid, "thread 1");
 }
 
+// A module's ELF package note (ld's --package-metadata) is its "package"
+// object, read from the module the unwind opened; Debian's libc has none.
+TEST(UnwindCliTest, PackageNoteOfALiveProcess) {
+  absl::StatusOr<harness::RunningProgram> p =
+      harness::StartProgram(harness::RunfilesRoot() + "/testdata/coredump/crasher");
+  ASSERT_TRUE(p.ok()) << p.status();
+  ToolOutput out = RunUnwind({"pid", absl::StrCat(p->pid()), "--format=json"});
+  ASSERT_EQ(out.exit_code, 0) << out.stderr_text;
+  EXPECT_EQ(out.stderr_text, "");
+  ASSERT_TRUE(harness::ParseUnwindJson(out.stdout_text).ok());
+  EXPECT_TRUE(absl::StrContains(out.stdout_text, "\"package\": {\"type\": \"deb\""))
+      << out.stdout_text;
+  EXPECT_TRUE(absl::StrContains(out.stdout_text,
+                                "\"name\": \"unwindd-crasher\", \"version\": \"1.2-3\""))
+      << out.stdout_text;
+  // Each frame of the crasher has it, and no frame of libc's.
+  int crasher_frames = 0, libc_frames = 0;
+  for (absl::string_view line : absl::StrSplit(out.stdout_text, '\n')) {
+    if (!absl::StrContains(line, "\"pc\": ")) continue;
+    const bool crasher = absl::StrContains(line, "/testdata/coredump/crasher\"");
+    crasher_frames += crasher;
+    libc_frames += absl::StrContains(line, "/libc.so.6\"");
+    EXPECT_EQ(absl::StrContains(line, "\"package\": {\"type\": \"deb\""), crasher) << line;
+  }
+  EXPECT_GE(crasher_frames, 3);
+  EXPECT_GE(libc_frames, 1);
+}
+
 TEST(UnwindCliTest, MaxFrames) {
   absl::StatusOr<harness::RunningProgram> p =
       harness::StartProgram(harness::FixturePath("recursion_O2_nofp_pie"));

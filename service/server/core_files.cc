@@ -128,8 +128,9 @@ absl::StatusOr<UnwindResult> UnwindCoreFile(const Caller& caller,
   // (build-id directories, debuginfod).
   NoteFilesFoundWhileUnwinding(result.stacks, *result.core);
   result.signature = ComputeSignature(result.stacks);
-  // Read as the caller, like everything else here.
-  result.packages = FindModulePackages(result.stacks, target.get());
+  // Read as the caller, like everything else here (so not from the shared
+  // cache).
+  result.packages = FindModulePackages(result.stacks, target.get(), nullptr);
   return result;
 }
 
