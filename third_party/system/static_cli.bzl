@@ -26,7 +26,9 @@ as libdw does for its own debuginfod use; the static `unwind` hands such
 commands to unwind_debuginfod (service/cli/remote_exec.h).
 
 Not for binaries that also load these libraries through other shared
-libraries (gRPC's Abseil, libdw.so): one copy of each per process.
+libraries (gRPC's Abseil, libdw.so): one copy of each per process. The
+gRPC client //service:unwind_remote takes gRPC itself from static archives
+too (STATIC_GRPC_CLIENT_LINKOPTS, below).
 """
 
 _ABSL = [
@@ -80,6 +82,50 @@ STATIC_CLI_LINKOPTS = [
     "-l:libbz2.a",
     "-l:libz.a",
     "-l:libcrypto.a",
+    "-l:libstdc++.a",
+    "-Wl,--end-group",
+]
+
+# Abseil archives gRPC needs beyond those above (its random-number code).
+_ABSL_GRPC = [
+    "random_internal_platform",
+    "random_internal_pool_urbg",
+    "random_internal_randen",
+    "random_internal_randen_hwaes",
+    "random_internal_randen_hwaes_impl",
+    "random_internal_randen_slow",
+    "random_internal_seed_material",
+    "random_seed_gen_exception",
+]
+
+# `unwind_remote`, the gRPC client `unwind --server` execs, linked the same
+# way: gRPC, protobuf and what they use (upb, c-ares, RE2, OpenSSL) from
+# Debian's static archives, so that the dynamic linker loads and relocates
+# only glibc rather than 67 libraries, two thirds of the client's time
+# (docs/speed.md). glibc stays shared: gRPC's native resolver calls
+# getaddrinfo(). Still position-independent: -no-pie saved another tenth
+# of its start-up, not worth a client that parses what a server sends
+# losing ASLR for its code.
+STATIC_GRPC_CLIENT_LINKOPTS = [
+    "-Wl,--as-needed",
+    "-static-libgcc",
+    "-Wl,--start-group",
+] + ["-l:libabsl_%s.a" % name for name in _ABSL + _ABSL_GRPC] + [
+    "-l:libgrpc++.a",
+    "-l:libgrpc.a",
+    "-l:libgpr.a",
+    "-l:libupb.a",
+    "-l:libaddress_sorting.a",
+    "-l:libcares.a",
+    "-l:libre2.a",
+    "-l:libprotobuf.a",
+    "-l:libssl.a",
+    "-l:libcrypto.a",
+    "-l:libdw.a",
+    "-l:libelf.a",
+    "-l:liblzma.a",
+    "-l:libbz2.a",
+    "-l:libz.a",
     "-l:libstdc++.a",
     "-Wl,--end-group",
 ]
