@@ -1,7 +1,8 @@
 // libFuzzer target: unwinder::Module on arbitrary ELF bytes (libelf, the
-// section and segment tables, build-id notes, compressed .debug_frame,
-// .eh_frame_hdr / .eh_frame / .debug_frame / .sframe, the frame-pointer
-// prologue check) and FindRow over fuzzed PCs with every source order.
+// section and segment tables, build-id notes and the note areas,
+// compressed .debug_frame, .eh_frame_hdr / .eh_frame / .debug_frame /
+// .sframe, the frame-pointer prologue check) and FindRow over fuzzed PCs
+// with every source order.
 //
 // Input layout (tools/fuzz/fuzz_input.h; missing bytes are zeros):
 //   u8  npcs      (at most 8) then npcs u64 PCs (file addresses)
@@ -50,6 +51,13 @@ void Run(const uint8_t* data, size_t size) {
       std::vector<uint8_t>(image.begin(), image.end()), "fuzzed");
   if (!m.ok()) return;
   Module& module = **m;
+  // Every byte of the note areas (ASan checks each lies in the image).
+  uint8_t sum = 0;
+  for (absl::Span<const uint8_t> area : module.NoteAreas()) {
+    for (uint8_t b : area) sum += b;
+  }
+  volatile uint8_t keep = sum;
+  (void)keep;
   const SourcePolicy policy = Policy(policy_bits);
   const bool return_address = (policy_bits & 0x80) != 0;
   for (uint64_t pc : pcs) {
