@@ -41,13 +41,19 @@ bool RanUnfiledCode(const unwinder::ProcessStacks& stacks, const proc::Target& t
             [](const proc::Mapping* a, const proc::Mapping* b) { return a->start < b->start; });
   for (const unwinder::ThreadStack& t : stacks.threads) {
     for (const unwinder::Frame& f : t.frames) {
-      // The last mapping starting at or below pc. Where a core's mappings
-      // overlap, an earlier one may hold pc too: then this says unfiled,
+      // A return address is looked up one byte back, in its call (a call
+      // that ends a mapping returns past it); registers and a signal frame
+      // give the instruction itself.
+      const bool exact =
+          f.method == unwinder::Method::kInitial || f.method == unwinder::Method::kSignal;
+      const uint64_t at = exact || f.pc == 0 ? f.pc : f.pc - 1;
+      // The last mapping starting at or below it. Where a core's mappings
+      // overlap, an earlier one may hold it too: then this says unfiled,
       // and the cost is only the look for announced code.
-      auto it = std::upper_bound(by_start.begin(), by_start.end(), f.pc,
-                                 [](uint64_t pc, const proc::Mapping* m) { return pc < m->start; });
+      auto it = std::upper_bound(by_start.begin(), by_start.end(), at,
+                                 [](uint64_t a, const proc::Mapping* m) { return a < m->start; });
       const proc::Mapping* holder =
-          it != by_start.begin() && (*(it - 1))->Contains(f.pc) ? *(it - 1) : nullptr;
+          it != by_start.begin() && (*(it - 1))->Contains(at) ? *(it - 1) : nullptr;
       if (holder == nullptr || !Filed(*holder)) return true;
     }
   }

@@ -51,6 +51,16 @@ TEST(RanUnfiledCodeTest, OnlyFramesOutsideEveryFileCount) {
   EXPECT_TRUE(RanUnfiledCode(StackAt({0x8800}), target));
   EXPECT_TRUE(RanUnfiledCode(StackAt({0x10}), target));
   EXPECT_TRUE(RanUnfiledCode(StackAt({0xa000}), target));
+  // A return address is its call's: one that ends libc's mapping is
+  // libc's, not the anonymous mapping's after it; an exact PC there is not.
+  unwinder::ProcessStacks ret = StackAt({0x1000, 0x2000});
+  ret.threads[0].frames[1].method = unwinder::Method::kEhFrame;
+  EXPECT_FALSE(RanUnfiledCode(ret, target));
+  ret.threads[0].frames[1].method = unwinder::Method::kSignal;
+  EXPECT_TRUE(RanUnfiledCode(ret, target));
+  ret = StackAt({0x1000, 0x2001});
+  ret.threads[0].frames[1].method = unwinder::Method::kFramePointer;
+  EXPECT_TRUE(RanUnfiledCode(ret, target));
   // Any thread's frame.
   unwinder::ProcessStacks two = StackAt({0x1000});
   two.threads.push_back(StackAt({0x9000, 0x2000}).threads[0]);
