@@ -69,22 +69,27 @@ _ABSL = [
     "log_severity",
 ]
 
-STATIC_CLI_LINKOPTS = [
-    "-Wl,--as-needed",
-    "-static-libgcc",
-    "-Wl,--start-group",
-] + ["-l:libabsl_%s.a" % name for name in _ABSL] + [
-    "-l:libdw.a",
-    "-l:libelf.a",
-    "-l:libzstd.a",
-    "-l:liblz4.a",
-    "-l:liblzma.a",
-    "-l:libbz2.a",
-    "-l:libz.a",
-    "-l:libcrypto.a",
-    "-l:libstdc++.a",
-    "-Wl,--end-group",
+def _static_group(archives):
+    """--as-needed, then `archives` (file names) in one group."""
+    return [
+        "-Wl,--as-needed",
+        "-static-libgcc",
+        "-Wl,--start-group",
+    ] + ["-l:" + a for a in archives] + ["-Wl,--end-group"]
+
+_CLI_ARCHIVES = ["libabsl_%s.a" % name for name in _ABSL] + [
+    "libdw.a",
+    "libelf.a",
+    "libzstd.a",
+    "liblz4.a",
+    "liblzma.a",
+    "libbz2.a",
+    "libz.a",
+    "libcrypto.a",
+    "libstdc++.a",
 ]
+
+STATIC_CLI_LINKOPTS = _static_group(_CLI_ARCHIVES)
 
 # Abseil archives gRPC needs beyond those above (its random-number code).
 _ABSL_GRPC = [
@@ -105,27 +110,29 @@ _ABSL_GRPC = [
 # (docs/speed.md). glibc stays shared: gRPC's native resolver calls
 # getaddrinfo(). Still position-independent: -no-pie saved another tenth
 # of its start-up, not worth a client that parses what a server sends
-# losing ASLR for its code.
-STATIC_GRPC_CLIENT_LINKOPTS = [
-    "-Wl,--as-needed",
-    "-static-libgcc",
-    "-Wl,--start-group",
-] + ["-l:libabsl_%s.a" % name for name in _ABSL + _ABSL_GRPC] + [
-    "-l:libgrpc++.a",
-    "-l:libgrpc.a",
-    "-l:libgpr.a",
-    "-l:libupb.a",
-    "-l:libaddress_sorting.a",
-    "-l:libcares.a",
-    "-l:libre2.a",
-    "-l:libprotobuf.a",
-    "-l:libssl.a",
-    "-l:libcrypto.a",
-    "-l:libdw.a",
-    "-l:libelf.a",
-    "-l:liblzma.a",
-    "-l:libbz2.a",
-    "-l:libz.a",
-    "-l:libstdc++.a",
-    "-Wl,--end-group",
-]
+# losing ASLR for its code. (The group's archives it does not use, such as
+# libzstd.a, add nothing to it.)
+STATIC_GRPC_CLIENT_LINKOPTS = _static_group(["libabsl_%s.a" % name for name in _ABSL_GRPC] + [
+    "libgrpc++.a",
+    "libgrpc.a",
+    "libgpr.a",
+    "libupb.a",
+    "libaddress_sorting.a",
+    "libcares.a",
+    "libre2.a",
+    "libprotobuf.a",
+    "libssl.a",
+] + _CLI_ARCHIVES)
+
+def static_cli_linkopts(linkopts):
+    """`linkopts` for a CLI binary in the default build; none where the build
+    cannot take them: the aarch64 cross toolchain links everything
+    statically already, and the sanitizer and fuzzer builds link their
+    runtimes their own way."""
+    return select({
+        "//third_party/system:aarch64_cross": [],
+        "//third_party/system:asan": [],
+        "//third_party/system:tsan": [],
+        "//tools/fuzz:fuzzing": [],
+        "//conditions:default": linkopts,
+    })
