@@ -177,13 +177,13 @@ int main(int argc, char** argv) {
       unwindd::service::NormalizeArgs(raw);
   std::vector<absl::string_view> args;
   if (normalized.ok()) args.assign(normalized->begin(), normalized->end());
-  // --server: unwind_remote (which links gRPC) does the rest, same output;
-  // help is the same text either way, and printed here.
+  // --server: unwind_socket or unwind_remote (remote_exec.h) does the
+  // rest, same output; help is the same text either way, and printed here.
   const bool help = std::find_if(args.begin(), args.end(), [](absl::string_view a) {
                       return a == "-h" || a == "--help";
                     }) != args.end();
   if (normalized.ok() && !help && unwindd::service::WantsServer(args)) {
-    return unwindd::service::ExecRemote(argv);
+    return unwindd::service::ExecServerClient(argv, args);
   }
   absl::StatusOr<unwindd::service::Command> cmd =
       normalized.ok() ? unwindd::service::ParseCommandLine(args)

@@ -12,6 +12,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "service/cli/args.h"
 
 namespace unwindd::service {
 
@@ -66,6 +68,33 @@ absl::StatusOr<std::string> FindRemoteBinary() {
 }
 
 int ExecRemote(char** argv) { return ExecSibling(FindRemoteBinary(), argv); }
+
+bool ForSocketClient(absl::Span<const absl::string_view> args) {
+  std::vector<absl::string_view> rest;
+  bool unix_socket = false;
+  for (absl::string_view a : args) {
+    if (absl::ConsumePrefix(&a, "--server=")) {
+      // gRPC's unix:PATH, relative or absolute; unix://... is gRPC's URI
+      // form, left to gRPC.
+      unix_socket = absl::ConsumePrefix(&a, "unix:") && !a.empty() && !absl::StartsWith(a, "//");
+    } else if (absl::StartsWith(a, "--tls-")) {
+      return false;
+    } else {
+      rest.push_back(a);
+    }
+  }
+  if (!unix_socket) return false;
+  absl::StatusOr<Command> cmd = ParseCommandLine(rest);
+  return cmd.ok() && cmd->kind == Command::Kind::kPid && !cmd->core_backtrace &&
+         cmd->minidump_out.empty();
+}
+
+int ExecServerClient(char** argv, absl::Span<const absl::string_view> args) {
+  if (ForSocketClient(args)) {
+    return ExecSibling(FindSibling("unwind_socket", "--server=unix:"), argv);
+  }
+  return ExecRemote(argv);
+}
 
 bool NeedsDebuginfodTwin(absl::string_view debuginfod_urls) {
 #ifdef UNWINDD_NO_DEBUGINFOD

@@ -5,7 +5,9 @@
 //
 //   UnwindResult r = ...;            // stacks + each module's file offset
 //   ToProto(r, response);
-//   return ToGrpcStatus(status);     // the only absl -> grpc status mapping
+//
+// No gRPC here (grpc_status.h maps a Status): the socket client
+// (//service:unwind_socket) reads responses without it.
 #ifndef UNWINDD_SERVICE_COMMON_CONVERT_H_
 #define UNWINDD_SERVICE_COMMON_CONVERT_H_
 
@@ -17,7 +19,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "arch/arch.h"
-#include "grpcpp/support/status.h"
 #include "proto/unwinder.pb.h"
 #include "service/common/core_summary.h"
 #include "service/common/crash_signature.h"
@@ -37,11 +38,6 @@ struct UnwindResult {
   std::optional<CrashSignature> signature;  // UnwindCore only
   ModulePackages packages;  // like stacks.modules; may be empty
 };
-
-// The canonical codes are the same numbers in absl and gRPC; the message is
-// kept. This is the one place a Status crosses into gRPC.
-grpc::Status ToGrpcStatus(const absl::Status& s);
-absl::Status FromGrpcStatus(const grpc::Status& s);
 
 v1::Method ToProto(unwinder::Method m);
 v1::StopReason ToProto(unwinder::StopReason r);

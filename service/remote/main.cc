@@ -43,21 +43,19 @@
 #include "service/cli/output.h"
 #include "service/cli/usage.h"
 #include "service/common/convert.h"
+#include "service/common/grpc_status.h"
 #include "service/common/json.h"
 #include "service/common/version.h"
 #include "service/remote/channel.h"
+#include "service/remote/render.h"
 
 namespace {
 
 namespace v1 = unwindd::v1;
 using unwindd::service::Command;
 
-int Fail(absl::string_view msg) {
-  std::fprintf(stderr, "unwind: %.*s\n", static_cast<int>(msg.size()), msg.data());
-  return 1;
-}
-
-std::string Absolute(const std::string& path);
+using unwindd::service::Absolute;
+using unwindd::service::Fail;
 
 // --tls-ca, --tls-cert, --tls-key (PEM file paths).
 struct TlsFlags {
@@ -111,31 +109,13 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> Credentials(
 
 absl::StatusOr<v1::UnwindResponse> UnwindPid(v1::Unwinder::Stub& stub,
                                              const Command& cmd, pid_t pid) {
-  v1::UnwindProcessRequest request;
-  request.set_pid(pid);
-  for (pid_t t : cmd.tids) request.add_tids(t);
-  request.set_max_frames(cmd.max_frames);
-  if (cmd.sources_given) {
-    unwindd::service::SourcesToProto(cmd.sources, request.mutable_sources());
-  }
-  for (const std::string& d : cmd.debug_dirs) request.add_debug_dirs(Absolute(d));
-  // --debuginfod asks the server to use its own servers (its --debuginfod).
-  request.set_debuginfod(!cmd.debuginfod_urls.empty());
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
   v1::UnwindResponse response;
-  grpc::Status s = stub.UnwindProcess(&context, request, &response);
+  grpc::Status s =
+      stub.UnwindProcess(&context, unwindd::service::ProcessRequest(cmd, pid), &response);
   if (!s.ok()) return unwindd::service::FromGrpcStatus(s);
   return response;
-}
-
-// Paths the server opens are resolved against its own working directory,
-// so relative ones are made absolute here.
-std::string Absolute(const std::string& path) {
-  if (path.empty() || path[0] == '/') return path;
-  char cwd[4096];
-  if (getcwd(cwd, sizeof(cwd)) == nullptr) return path;
-  return absl::StrCat(cwd, "/", path);
 }
 
 // Over the Unix socket the server is on this machine: it opens the core by
@@ -192,25 +172,6 @@ absl::StatusOr<v1::UnwindResponse> UnwindCore(v1::Unwinder::Stub& stub,
   grpc::Status s = writer->Finish();
   if (!s.ok()) return unwindd::service::FromGrpcStatus(s);
   return response;
-}
-
-// The server opens a core through /proc/self/fd/N (server/core_files.cc):
-// its warnings name that, where `unwind core` names the CORE argument.
-std::string WithCoreName(absl::string_view text, absl::string_view core) {
-  static constexpr absl::string_view kFd = "/proc/self/fd/";
-  std::string out;
-  for (size_t at; (at = text.find(kFd)) != absl::string_view::npos;) {
-    size_t end = at + kFd.size();
-    while (end < text.size() && absl::ascii_isdigit(text[end])) ++end;
-    if (end == at + kFd.size()) {  // not followed by a number: keep it
-      out.append(text.data(), end);
-    } else {
-      absl::StrAppend(&out, text.substr(0, at), core);
-    }
-    text.remove_prefix(end);
-  }
-  absl::StrAppend(&out, text);
-  return out;
 }
 
 int Unreachable(const std::string& target, const absl::Status& s) {
@@ -348,49 +309,8 @@ int Run(const std::string& target, const TlsFlags& tls, const Command& cmd) {
   } else {
     response = UnwindPid(*stub, cmd, pid);
   }
-  if (!response.ok()) {
-    if (absl::IsUnavailable(response.status())) return Unreachable(target, response.status());
-    return Fail(WithCoreName(response.status().message(), cmd.core));
-  }
-  absl::StatusOr<unwindd::unwinder::ProcessStacks> stacks =
-      unwindd::service::FromProto(*response);
-  if (!stacks.ok()) return Fail(stacks.status().message());
-  // As `unwind core` does: the core's report in the output, and every
-  // problem with it on stderr too.
-  std::optional<unwindd::service::CoreSummary> core;
-  std::optional<unwindd::service::CrashSignature> signature;
-  const unwindd::service::ModulePackages packages =
-      unwindd::service::PackagesFromProto(*response);
-  if (cmd.kind == Command::Kind::kCore || cmd.kind == Command::Kind::kMinidump) {
-    signature = unwindd::service::FromProto(response->signature());
-    core = unwindd::service::FromProto(response->core(), cmd.core);
-    for (std::string& w : core->warnings) {
-      w = WithCoreName(w, cmd.core);
-      std::fprintf(stderr, "unwind: warning: %s\n", w.c_str());
-    }
-  }
-  const unwindd::service::CoreSummary* summary = core ? &*core : nullptr;
-  // --symbols: here, from the files the server used, where this client may
-  // read them (the server stays symbol-free); never through debuginfod.
-  unwindd::service::FrameSymbols symbols;
-  if (cmd.symbols) {
-    Command local = cmd;
-    local.no_debuginfod = true;
-    local.debuginfod_urls.clear();
-    absl::StatusOr<std::unique_ptr<unwindd::service::Binaries>> b =
-        unwindd::service::Binaries::FromCommand(local);
-    if (!b.ok()) return Fail(b.status().message());
-    symbols = (*b)->Symbolize(*stacks);
-  }
-  const unwindd::service::FrameSymbols* sym = cmd.symbols ? &symbols : nullptr;
-  const unwindd::service::OutputExtras extras{
-      .core = summary, .symbols = sym, .signature = signature ? &*signature : nullptr,
-      .packages = &packages};
-  std::string out = cmd.format == unwindd::service::Format::kJson
-                        ? unwindd::service::FormatJson(*stacks, extras)
-                        : unwindd::service::FormatText(*stacks, extras);
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return std::fflush(stdout) == 0 ? 0 : 1;
+  if (!response.ok()) return unwindd::service::FailCall(target, response.status(), cmd);
+  return unwindd::service::PrintResponse(cmd, *response);
 }
 
 }  // namespace

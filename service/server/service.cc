@@ -12,6 +12,7 @@
 #include "grpc/grpc.h"
 #include "grpc/slice.h"
 #include "service/common/convert.h"
+#include "service/common/grpc_status.h"
 #include "service/server/batch_reader.h"
 #include "service/server/core_files.h"
 #include "service/server/snapshot_messages.h"

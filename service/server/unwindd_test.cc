@@ -14,6 +14,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/dynamic_message.h"
 #include "google/protobuf/message.h"
@@ -189,6 +190,63 @@ TEST_F(UnwinddTest, CliServerFlagPrintsWhatTheInProcessCliPrints) {
             Cli({"pid", pid, "--max-frames=3", "--format=json"}));
   EXPECT_EQ(Cli({"pid", pid, "--sources=fp,eh_frame", server, "--format=json"}),
             Cli({"pid", pid, "--sources=fp,eh_frame", "--format=json"}));
+}
+
+// `unwind --server=unix:... pid` runs unwind_socket (HTTP/2 by libnghttp2,
+// no gRPC); everything else with --server runs unwind_remote (gRPC). Both
+// must print the same bytes, errors included, and exit the same way.
+TEST_F(UnwinddTest, SocketClientAndGrpcClientAgree) {
+  harness::RunningProgram p = StartFixture("threads_c_O2_nofp_pie");
+  const std::string pid = absl::StrCat(p.pid());
+  std::string tid;  // a thread other than the main one
+  for (const auto& e : std::filesystem::directory_iterator(absl::StrCat("/proc/", pid, "/task"))) {
+    if (e.path().filename().string() != pid) tid = e.path().filename().string();
+  }
+  ASSERT_FALSE(tid.empty());
+  const std::string server = absl::StrCat("--server=", server_->address());
+  auto run = [](const std::string& binary, const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {testing::ServiceBinary(binary)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    absl::StatusOr<harness::ToolOutput> out = harness::RunTool(argv, absl::Seconds(60));
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.value_or(harness::ToolOutput{});
+  };
+  const std::string gone_server =
+      absl::StrCat("--server=unix:", dir_.path(), "/nothing-listens.sock");
+  const std::vector<std::vector<std::string>> commands = {
+      {server, "pid", pid},
+      {server, "pid", pid, "--format=json"},
+      {"pid", pid, server, "--max-frames=3", "--tid=" + tid},
+      {server, "pid", pid, "--symbols", "--sources=fp,eh_frame"},
+      {server, "pid", "1073741808"},                          // no such process
+      {server, "pid", absl::StrCat(server_->pid())},          // unwindd itself
+      {gone_server, "pid", pid},
+  };
+  for (const std::vector<std::string>& args : commands) {
+    const std::string name = absl::StrJoin(args, " ");
+    const harness::ToolOutput grpc = run("unwind_remote", args);
+    for (const char* binary : {"unwind", "unwind_socket"}) {
+      const harness::ToolOutput socket = run(binary, args);
+      EXPECT_EQ(socket.exit_code, grpc.exit_code) << binary << " " << name;
+      EXPECT_EQ(socket.stdout_text, grpc.stdout_text) << binary << " " << name;
+      if (args[0] == gone_server) {
+        // The reason after the colon is each transport's own.
+        EXPECT_TRUE(absl::StartsWith(socket.stderr_text, "unwind: cannot reach unwindd at unix:"))
+            << socket.stderr_text;
+        EXPECT_TRUE(absl::StartsWith(grpc.stderr_text, "unwind: cannot reach unwindd at unix:"))
+            << grpc.stderr_text;
+      } else {
+        EXPECT_EQ(socket.stderr_text, grpc.stderr_text) << binary << " " << name;
+      }
+    }
+    if (args[0] != gone_server && args.back() != "1073741808" &&
+        args.back() != absl::StrCat(server_->pid())) {
+      EXPECT_EQ(grpc.exit_code, 0) << name << ": " << grpc.stderr_text;
+      EXPECT_TRUE(absl::StrContains(grpc.stdout_text, pid)) << name;
+    } else {
+      EXPECT_EQ(grpc.exit_code, 1) << name;
+    }
+  }
 }
 
 TEST_F(UnwinddTest, ErrorsHaveCanonicalCodes) {

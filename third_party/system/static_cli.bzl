@@ -124,6 +124,14 @@ STATIC_GRPC_CLIENT_LINKOPTS = _static_group(["libabsl_%s.a" % name for name in _
     "libssl.a",
 ] + _CLI_ARCHIVES)
 
+# `unwind_socket`, the client `unwind --server=unix:... pid` execs: static
+# like `unwind` (-static on top), with protobuf for the messages and
+# libnghttp2 for HTTP/2, and no gRPC.
+STATIC_SOCKET_CLIENT_LINKOPTS = _static_group(_CLI_ARCHIVES + [
+    "libprotobuf.a",
+    "libnghttp2.a",
+]) + ["-static"]
+
 def static_cli_linkopts(linkopts):
     """`linkopts` for a CLI binary in the default build; none where the build
     cannot take them: the aarch64 cross toolchain links everything
