@@ -91,7 +91,7 @@ bool ForSocketClient(absl::Span<const absl::string_view> args) {
 
 int ExecServerClient(char** argv, absl::Span<const absl::string_view> args) {
   if (ForSocketClient(args)) {
-    return ExecSibling(FindSibling("unwind_socket", "--server=unix:"), argv);
+    return ExecSibling(FindSibling("unwind_socket", "--server"), argv);
   }
   return ExecRemote(argv);
 }

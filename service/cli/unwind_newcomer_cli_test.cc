@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -171,15 +172,23 @@ TEST(UnwindNewcomerTest, ACopiedUnwindSaysWhereUnwindRemoteGoes) {
                              std::filesystem::copy_options::overwrite_existing);
   chmod(copy.c_str(), 0755);
   // Without the runfiles a test run has, as a user would run the copy.
-  const ToolOutput out =
-      RunArgs({"env", "-u", "RUNFILES_DIR", copy, "--server=unix:/nonexistent.sock", "pid", "1"});
-  EXPECT_EQ(out.exit_code, 1);
-  EXPECT_EQ(Lines(out.stderr_text), 1) << out.stderr_text;
-  EXPECT_TRUE(absl::StrContains(out.stderr_text, "--server needs unwind_remote in the same "
-                                                 "directory as this unwind, at " +
-                                                     dir + "/unwind_remote"))
-      << out.stderr_text;
-  EXPECT_TRUE(absl::StrContains(out.stderr_text, "side by side")) << out.stderr_text;
+  // `pid` through a Unix socket runs unwind_socket, the rest unwind_remote.
+  for (const auto& [command, helper] :
+       std::vector<std::pair<std::string, std::string>>{{"pid", "unwind_socket"},
+                                                        {"health", "unwind_remote"}}) {
+    std::vector<std::string> argv = {"env", "-u", "RUNFILES_DIR", copy,
+                                     "--server=unix:/nonexistent.sock", command};
+    if (command == "pid") argv.push_back("1");
+    const ToolOutput out = RunArgs(argv);
+    EXPECT_EQ(out.exit_code, 1);
+    EXPECT_EQ(Lines(out.stderr_text), 1) << out.stderr_text;
+    EXPECT_TRUE(absl::StrContains(out.stderr_text, "--server needs " + helper +
+                                                       " in the same directory as this "
+                                                       "unwind, at " +
+                                                       dir + "/" + helper))
+        << out.stderr_text;
+    EXPECT_TRUE(absl::StrContains(out.stderr_text, "side by side")) << out.stderr_text;
+  }
   // Help needs no unwind_remote.
   const ToolOutput help =
       RunArgs({"env", "-u", "RUNFILES_DIR", copy, "--server=unix:/x.sock", "pid", "--help"});

@@ -19,7 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "arch/arch.h"
-#include "proto/unwinder.pb.h"
+#include "service/common/unwinder_messages.h"
 #include "service/common/core_summary.h"
 #include "service/common/crash_signature.h"
 #include "service/common/packages.h"

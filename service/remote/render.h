@@ -16,7 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "proto/unwinder.pb.h"
+#include "service/common/unwinder_messages.h"
 #include "service/cli/args.h"
 
 namespace unwindd::service {

@@ -12,7 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
-#include "proto/unwinder.pb.h"
+#include "service/common/unwinder_messages.h"
 #include "service/cli/args.h"
 #include "service/cli/remote_exec.h"
 #include "service/cli/usage.h"

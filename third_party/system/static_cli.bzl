@@ -125,10 +125,10 @@ STATIC_GRPC_CLIENT_LINKOPTS = _static_group(["libabsl_%s.a" % name for name in _
 ] + _CLI_ARCHIVES)
 
 # `unwind_socket`, the client `unwind --server=unix:... pid` execs: static
-# like `unwind` (-static on top), with protobuf for the messages and
-# libnghttp2 for HTTP/2, and no gRPC.
+# like `unwind` (-static on top), with protobuf's lite runtime for the
+# messages and libnghttp2 for HTTP/2, and no gRPC.
 STATIC_SOCKET_CLIENT_LINKOPTS = _static_group(_CLI_ARCHIVES + [
-    "libprotobuf.a",
+    "libprotobuf-lite.a",
     "libnghttp2.a",
 ]) + ["-static"]
 
