@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <utility>
@@ -21,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "service/common/unwinder_messages.h"
 
 namespace unwindd::service {
 namespace {
@@ -333,6 +336,35 @@ TEST(UnixCallTest, UnavailableIsRetried) {
   rmdir(dir);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(*out, "second");
+}
+
+// The fuzzer's seeds are what a real unwindd sent (strace of
+// unwind_socket): replayed, they are the answers they were.
+TEST(UnixCallTest, RealAnswersReplayed) {
+  const std::string dir = "service/remote/testdata/fuzz/unix_call_fuzzer/";
+  auto replay = [&](const std::string& name) {
+    std::ifstream in(dir + name, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_FALSE(bytes.empty()) << name;
+    int fds[2];
+    EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+    EXPECT_EQ(write(fds[1], bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    shutdown(fds[1], SHUT_WR);
+    absl::StatusOr<std::string> out =
+        UnaryCallOnSocket(fds[0], "/unwindd.v1.Unwinder/UnwindProcess", "request", {},
+                          absl::Now() + absl::Seconds(20));
+    close(fds[0]);
+    close(fds[1]);
+    return out;
+  };
+  absl::StatusOr<std::string> stacks = replay("threads_c");
+  ASSERT_TRUE(stacks.ok()) << stacks.status();
+  v1::UnwindResponse response;
+  ASSERT_TRUE(response.ParseFromString(*stacks));
+  EXPECT_EQ(response.threads_size(), 5);
+  EXPECT_GE(response.modules_size(), 2);  // the program and libc
+  EXPECT_EQ(replay("no_such_process").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(replay("unwindd_itself").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(UnixCallTest, PercentDecodeAndHttpStatus) {
