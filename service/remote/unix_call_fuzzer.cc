@@ -27,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.max_answer_bytes = 16 << 10;
   absl::StatusOr<std::string> answer = unwindd::service::UnaryCallOnSocket(
       fds[0], "/unwindd.v1.Unwinder/UnwindProcess", "request", options,
-      absl::Now() + absl::Seconds(5));
+      absl::Now() + absl::Milliseconds(500));  // under -timeout=1
   close(fds[0]);
   close(fds[1]);
   if (answer.ok()) {
