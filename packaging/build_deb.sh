@@ -4,7 +4,7 @@
 #
 #   build_deb.sh OUT.deb VERSION KEY=PATH...
 #
-# KEYs: unwind unwind_remote unwind_socket unwind_debuginfod unwind_coredump unwindd demo
+# KEYs: unwind unwind_remote unwind_debuginfod unwind_coredump unwindd demo
 # man1 man8 service socket sysusers copyright changelog_debian changelog
 # control postinst prerm postrm readme lintian_overrides, upstream_version
 # (optional: the VERSION file), doc (repeatable: docs/ files, given
@@ -39,12 +39,12 @@ bin() { install -m 0755 "$1" "$pkg/$2"; strip --strip-unneeded --remove-section=
 data() { install -m 0644 "$1" "$pkg/$2"; }
 gz() { gzip -9n < "$1" > "$pkg/$2"; chmod 0644 "$pkg/$2"; }
 
-# The CLI and its helpers side by side: unwind execs unwind_socket,
-# unwind_remote, unwind_debuginfod and unwind_coredump from its own directory, and finds
+# The CLI and its helpers side by side: unwind execs unwind_remote,
+# unwind_debuginfod and unwind_coredump from its own directory, and finds
 # the demo program at ../testdata/demo.
 d usr/lib/unwindd/bin
 d usr/lib/unwindd/testdata
-for b in unwind unwind_socket unwind_remote unwind_debuginfod unwind_coredump; do
+for b in unwind unwind_remote unwind_debuginfod unwind_coredump; do
   bin "${f[$b]}" usr/lib/unwindd/bin/$b
 done
 bin "${f[demo]}" usr/lib/unwindd/testdata/demo

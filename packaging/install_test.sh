@@ -2,8 +2,8 @@
 # Installs the package into a fresh Debian 12 root, as a user would
 # (dpkg -i, then apt-get -f install for its dependencies), and there:
 # `unwind` unwinds a process it starts (pid, demo, and through unwindd
-# with --server, which runs the unwind_socket and unwind_remote installed
-# beside it), unwindd
+# with --server: `pid` in unwind's own process, `health` through the
+# unwind_remote installed beside it), unwindd
 # runs, and the user, units, manual pages and documents are where they
 # belong.
 #
@@ -81,7 +81,6 @@ echo "installed: $(cat "$cache/run/status"), $(in_root 'dpkg -L unwindd | wc -l'
 
 echo "== files, user"
 for f in /usr/bin/unwind /usr/sbin/unwindd /usr/lib/unwindd/bin/unwind_remote \
-         /usr/lib/unwindd/bin/unwind_socket \
          /usr/lib/unwindd/bin/unwind_debuginfod /usr/lib/unwindd/bin/unwind_coredump \
          /usr/share/man/man1/unwind.1.gz /usr/share/man/man8/unwindd.8.gz \
          /lib/systemd/system/unwindd.service /lib/systemd/system/unwindd.socket \
@@ -121,7 +120,7 @@ out=$(in_root 'unwindd --listen=unix:/tmp/u.sock --request-log=none 2>/tmp/unwin
   unwind --server=unix:/tmp/u.sock pid $pid; status=$?
   [ $status = 0 ] && { unwind --server=unix:/tmp/u.sock health; status=$?; }
   kill $pid; kill $server; wait $server; exit $status') || fail "unwind --server failed: $out"
-# pid goes to unwind_socket, health to unwind_remote (gRPC).
+# pid is unwind's own call (no gRPC), health goes to unwind_remote (gRPC).
 grep -q '^stop: end_of_stack' <<<"$out" || fail "unwind --server printed no whole stack: $out"
 grep -qx 'SERVING' <<<"$out" || fail "unwind --server health did not answer SERVING: $out"
 echo "unwind --server: $(grep -c '^#' <<<"$out") frames, health $(grep -x SERVING <<<"$out")"

@@ -6,8 +6,7 @@
 #
 #   SOURCE_DATE_EPOCH=1764201600 deploy/image/build.sh OUT BIN_DIR
 #
-# BIN_DIR holds unwindd, unwind, unwind_socket, unwind_remote and
-# unwind_debuginfod
+# BIN_DIR holds unwindd, unwind, unwind_remote and unwind_debuginfod
 # (bazel-bin/service). OUT/oci is the image layout, tag `latest`; the
 # manifest's digest is printed last. The same SOURCE_DATE_EPOCH, binaries
 # and package versions give the same digest (image_test.sh checks): every
@@ -23,12 +22,11 @@ bins=$(cd "$2" && pwd)
 : "${SOURCE_DATE_EPOCH:=$(git -C "$(dirname "$0")" log -1 --format=%ct 2>/dev/null || echo 0)}"
 export SOURCE_DATE_EPOCH
 sources=${UNWINDD_IMAGE_SOURCES:-/etc/apt/sources.list.d/debian.sources}
-for b in unwindd unwind unwind_socket unwind_remote unwind_debuginfod; do
+for b in unwindd unwind unwind_remote unwind_debuginfod; do
   [ -x "$bins/$b" ] || { echo "build.sh: no $bins/$b" >&2; exit 1; }
 done
 
-# The Debian packages whose libraries the binaries load (ldd; unwind and
-# unwind_socket are static), plus
+# The Debian packages whose libraries the binaries load (ldd), plus
 # libdebuginfod1 (dlopen'ed for --debuginfod) and debuginfod itself.
 pkgs=$(for b in unwindd unwind_remote unwind_debuginfod; do ldd "$bins/$b"; done |
   awk '$3 ~ /^\// { print $3 }' | sort -u | while read -r lib; do
@@ -42,7 +40,7 @@ rm -rf "$out"
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cp "$bins/unwindd" "$bins/unwind" "$bins/unwind_socket" "$bins/unwind_remote" "$bins/unwind_debuginfod" "$tmp/"
+cp "$bins/unwindd" "$bins/unwind" "$bins/unwind_remote" "$bins/unwind_debuginfod" "$tmp/"
 chmod 0755 "$tmp"/unwind*
 
 mmdebstrap --quiet --mode=root --variant=essential --format=tar \
@@ -52,7 +50,7 @@ mmdebstrap --quiet --mode=root --variant=essential --format=tar \
   --dpkgopt='path-exclude=/usr/share/man/*' \
   --dpkgopt='path-exclude=/usr/share/info/*' \
   --dpkgopt='path-exclude=/usr/share/locale/*' \
-  --customize-hook="copy-in $tmp/unwindd $tmp/unwind $tmp/unwind_socket $tmp/unwind_remote $tmp/unwind_debuginfod /usr/bin" \
+  --customize-hook="copy-in $tmp/unwindd $tmp/unwind $tmp/unwind_remote $tmp/unwind_debuginfod /usr/bin" \
   --customize-hook='echo "unwindd:x:10001:10001:unwindd:/var/lib/unwindd:/usr/sbin/nologin" >> "$1/etc/passwd"' \
   --customize-hook='echo "unwindd:x:10001:" >> "$1/etc/group"' \
   --customize-hook='echo "unwindd:!:::::::" >> "$1/etc/shadow"' \

@@ -18,7 +18,7 @@ root=${TEST_SRCDIR:-}/${TEST_WORKSPACE:-}
 bins=$(mktemp -d)
 work=$(mktemp -d /var/tmp/unwindd-image-test.XXXXXX)
 trap 'rm -rf "$bins" "$work"' EXIT
-for b in unwindd unwind unwind_socket unwind_remote unwind_debuginfod; do
+for b in unwindd unwind unwind_remote unwind_debuginfod; do
   cp "$root/service/$b" "$bins/$b"
 done
 export SOURCE_DATE_EPOCH=1764201600  # 2025-11-27

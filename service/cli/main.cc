@@ -28,6 +28,7 @@
 #include "service/cli/remote_exec.h"
 #include "service/cli/usage.h"
 #include "service/common/version.h"
+#include "service/remote/socket_client.h"
 #include "unwinder/module.h"
 #include "unwinder/module_cache.h"
 #include "unwinder/sframe/check.h"
@@ -177,13 +178,16 @@ int main(int argc, char** argv) {
       unwindd::service::NormalizeArgs(raw);
   std::vector<absl::string_view> args;
   if (normalized.ok()) args.assign(normalized->begin(), normalized->end());
-  // --server: unwind_socket or unwind_remote (remote_exec.h) does the
-  // rest, same output; help is the same text either way, and printed here.
+  // --server: `pid` through a Unix socket is one call made here, without
+  // gRPC (socket_client.h); unwind_remote (gRPC) does the rest
+  // (remote_exec.h). Same output either way; help is the same text, and
+  // printed here.
   const bool help = std::find_if(args.begin(), args.end(), [](absl::string_view a) {
                       return a == "-h" || a == "--help";
                     }) != args.end();
   if (normalized.ok() && !help && unwindd::service::WantsServer(args)) {
-    return unwindd::service::ExecServerClient(argv, args);
+    if (unwindd::service::ForSocketClient(args)) return unwindd::service::RunSocketClient(args);
+    return unwindd::service::ExecRemote(argv);
   }
   absl::StatusOr<unwindd::service::Command> cmd =
       normalized.ok() ? unwindd::service::ParseCommandLine(args)

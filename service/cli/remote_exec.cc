@@ -89,13 +89,6 @@ bool ForSocketClient(absl::Span<const absl::string_view> args) {
          cmd->minidump_out.empty();
 }
 
-int ExecServerClient(char** argv, absl::Span<const absl::string_view> args) {
-  if (ForSocketClient(args)) {
-    return ExecSibling(FindSibling("unwind_socket", "--server"), argv);
-  }
-  return ExecRemote(argv);
-}
-
 bool NeedsDebuginfodTwin(absl::string_view debuginfod_urls) {
 #ifdef UNWINDD_NO_DEBUGINFOD
   // A build without the client (the static aarch64 cross build, where the

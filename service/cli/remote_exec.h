@@ -1,12 +1,14 @@
-// `unwind --server=ADDRESS ...`: the in-process CLI hands the whole command
-// line to a sibling binary. `unwind pid` through a server on this
-// machine's Unix socket goes to `unwind_socket`, which makes that one call
-// over HTTP/2 without gRPC (libnghttp2; service/remote/unix_call.h);
-// everything else to `unwind_remote`, which links gRPC. Keeping gRPC and
-// protobuf out of `unwind` keeps its start-up at about a millisecond
-// (protobuf alone adds a quarter of one, grpc++ 16 ms shared).
+// `unwind --server=ADDRESS ...`: `pid` through a server on this machine's
+// Unix socket is one call that `unwind` makes itself, over HTTP/2 without
+// gRPC (service/remote/socket_client.h); for everything else the CLI
+// hands the whole command line to its sibling binary `unwind_remote`,
+// which links gRPC. Keeping gRPC out of `unwind` keeps its start-up at
+// about a millisecond (linking grpc++ alone costs ~16 ms).
 //
-//   if (WantsServer(args)) return ExecServerClient(argv, args);  // only on error
+//   if (WantsServer(args)) {
+//     if (ForSocketClient(args)) return RunSocketClient(args);
+//     return ExecRemote(argv);   // returns only on error
+//   }
 #ifndef UNWINDD_SERVICE_CLI_REMOTE_EXEC_H_
 #define UNWINDD_SERVICE_CLI_REMOTE_EXEC_H_
 
@@ -21,10 +23,10 @@ namespace unwindd::service {
 // True if the command line has --server=ADDRESS.
 bool WantsServer(absl::Span<const absl::string_view> args);
 
-// True if `args` (normalized: NormalizeArgs) are for unwind_socket: `pid`
-// with --server=unix:PATH (not unix://...), no --tls-*, and nothing that
-// only unwind_remote says it refuses (--format=core-backtrace,
-// --minidump).
+// True if `args` (normalized: NormalizeArgs) are for the in-process
+// socket client: `pid` with --server=unix:PATH (not unix://...), no
+// --tls-*, and nothing that only unwind_remote says it refuses
+// (--format=core-backtrace, --minidump).
 bool ForSocketClient(absl::Span<const absl::string_view> args);
 
 // unwind_remote next to this executable (bazel-bin/service/), or in its
@@ -34,11 +36,6 @@ absl::StatusOr<std::string> FindRemoteBinary();
 // Replaces this process with unwind_remote, same arguments. Returns (1,
 // after printing why) only if that fails.
 int ExecRemote(char** argv);
-
-// Replaces this process with unwind_socket when ForSocketClient(args),
-// with unwind_remote otherwise; same arguments. Returns 1 (after printing
-// why) only if that fails.
-int ExecServerClient(char** argv, absl::Span<const absl::string_view> args);
 
 // `unwind` is linked fully static (third_party/system/static_cli.bzl), and a
 // static program cannot load libdebuginfod (and libcurl behind it) into

@@ -1,4 +1,4 @@
-// Which client `unwind --server=...` hands a command line to: unwind_socket
+// Which client runs `unwind --server=...`: the in-process socket client
 // for `pid` through a Unix socket with nothing only unwind_remote refuses,
 // unwind_remote for everything else.
 #include "service/cli/remote_exec.h"

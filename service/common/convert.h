@@ -7,7 +7,7 @@
 //   ToProto(r, response);
 //
 // No gRPC here (grpc_status.h maps a Status): the socket client
-// (//service:unwind_socket) reads responses without it.
+// in `unwind` (service/remote/socket_client.h) reads responses without it.
 #ifndef UNWINDD_SERVICE_COMMON_CONVERT_H_
 #define UNWINDD_SERVICE_COMMON_CONVERT_H_
 

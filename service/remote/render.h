@@ -1,7 +1,8 @@
 // What both clients of a running unwindd share (unwind_remote, the gRPC
-// client, and unwind_socket, which calls a server on this machine's Unix
-// socket without gRPC): the request a command line makes, and how an
-// answer is printed, exactly as the in-process CLI prints it.
+// client, and the socket client in `unwind`, which calls a server on this
+// machine's Unix socket without gRPC: socket_client.h): the request a
+// command line makes, and how an answer is printed, exactly as the
+// in-process CLI prints it.
 //
 //   v1::UnwindProcessRequest request = ProcessRequest(cmd, pid);
 //   ... the call ...

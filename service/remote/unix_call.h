@@ -1,9 +1,9 @@
 // One gRPC call (one request message, one answer) to a server on this
 // machine's Unix socket, without gRPC: HTTP/2 by libnghttp2, on one
-// blocking socket, in the calling thread. What `unwind --server=unix:...
-// pid` uses (//service:unwind_socket): the gRPC client library costs a
-// one-shot command more than the whole unwind (its threads, its start-up
-// and a round trip before the request; docs/speed.md).
+// socket, in the calling thread. What `unwind --server=unix:... pid` uses
+// (socket_client.h): the gRPC client library costs a one-shot command
+// more than the whole unwind (its start-up, its threads and a round trip
+// before the request; docs/speed.md).
 //
 //   absl::StatusOr<std::string> answer = UnixUnaryCall(
 //       "/run/unwindd.sock", "/unwindd.v1.Unwinder/UnwindProcess",

@@ -1,7 +1,7 @@
 // What a server sends back to the socket client (unix_call.h), any bytes:
 // the input is written to the server's end of a socket pair, which is then
 // shut for writing, and the call is made on the other end; an answer is
-// parsed as an UnwindResponse and converted as unwind_socket converts it.
+// parsed as an UnwindResponse and converted as the socket client does.
 // The seeds are real unwindd answers (a process's stacks, an error).
 #include <sys/socket.h>
 #include <unistd.h>

@@ -339,7 +339,8 @@ TEST(UnixCallTest, UnavailableIsRetried) {
 }
 
 // The fuzzer's seeds are what a real unwindd sent (strace of
-// unwind_socket): replayed, they are the answers they were.
+// `unwind --server=unix:... pid`): replayed, they are the answers they
+// were.
 TEST(UnixCallTest, RealAnswersReplayed) {
   const std::string dir = "service/remote/testdata/fuzz/unix_call_fuzzer/";
   auto replay = [&](const std::string& name) {

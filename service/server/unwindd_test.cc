@@ -192,9 +192,10 @@ TEST_F(UnwinddTest, CliServerFlagPrintsWhatTheInProcessCliPrints) {
             Cli({"pid", pid, "--sources=fp,eh_frame", "--format=json"}));
 }
 
-// `unwind --server=unix:... pid` runs unwind_socket (HTTP/2 by libnghttp2,
-// no gRPC); everything else with --server runs unwind_remote (gRPC). Both
-// must print the same bytes, errors included, and exit the same way.
+// `unwind --server=unix:... pid` makes its call itself (HTTP/2 by
+// libnghttp2, no gRPC: remote/socket_client.h); everything else with
+// --server runs unwind_remote (gRPC). Both must print the same bytes,
+// errors included, and exit the same way.
 TEST_F(UnwinddTest, SocketClientAndGrpcClientAgree) {
   harness::RunningProgram p = StartFixture("threads_c_O2_nofp_pie");
   const std::string pid = absl::StrCat(p.pid());
@@ -225,19 +226,17 @@ TEST_F(UnwinddTest, SocketClientAndGrpcClientAgree) {
   for (const std::vector<std::string>& args : commands) {
     const std::string name = absl::StrJoin(args, " ");
     const harness::ToolOutput grpc = run("unwind_remote", args);
-    for (const char* binary : {"unwind", "unwind_socket"}) {
-      const harness::ToolOutput socket = run(binary, args);
-      EXPECT_EQ(socket.exit_code, grpc.exit_code) << binary << " " << name;
-      EXPECT_EQ(socket.stdout_text, grpc.stdout_text) << binary << " " << name;
-      if (args[0] == gone_server) {
-        // The reason after the colon is each transport's own.
-        EXPECT_TRUE(absl::StartsWith(socket.stderr_text, "unwind: cannot reach unwindd at unix:"))
-            << socket.stderr_text;
-        EXPECT_TRUE(absl::StartsWith(grpc.stderr_text, "unwind: cannot reach unwindd at unix:"))
-            << grpc.stderr_text;
-      } else {
-        EXPECT_EQ(socket.stderr_text, grpc.stderr_text) << binary << " " << name;
-      }
+    const harness::ToolOutput socket = run("unwind", args);
+    EXPECT_EQ(socket.exit_code, grpc.exit_code) << name;
+    EXPECT_EQ(socket.stdout_text, grpc.stdout_text) << name;
+    if (args[0] == gone_server) {
+      // The reason after the colon is each transport's own.
+      EXPECT_TRUE(absl::StartsWith(socket.stderr_text, "unwind: cannot reach unwindd at unix:"))
+          << socket.stderr_text;
+      EXPECT_TRUE(absl::StartsWith(grpc.stderr_text, "unwind: cannot reach unwindd at unix:"))
+          << grpc.stderr_text;
+    } else {
+      EXPECT_EQ(socket.stderr_text, grpc.stderr_text) << name;
     }
     if (args[0] != gone_server && args.back() != "1073741808" &&
         args.back() != absl::StrCat(server_->pid())) {

@@ -119,8 +119,8 @@ for prog in threads_c_O2_nofp_pie signal_handler_O2_nofp_pie recursion_O2_nofp_p
   kill -9 "$pid" 2>/dev/null || true
 done
 # Through a running unwindd, its caches warm (the bar: 1.2x the
-# attach floor): `unwind --server=unix:... pid` (which execs unwind_socket,
-# one HTTP/2 call without gRPC) against the floor, on threads_c; and the
+# attach floor): `unwind --server=unix:... pid` (one HTTP/2 call made by
+# unwind itself, without gRPC) against the floor, on threads_c; and the
 # gRPC client on the same call (unwind_remote, what every other --server
 # command runs).
 sock="$tmp/unwindd.sock"

@@ -89,7 +89,16 @@ _CLI_ARCHIVES = ["libabsl_%s.a" % name for name in _ABSL] + [
     "libstdc++.a",
 ]
 
-STATIC_CLI_LINKOPTS = _static_group(_CLI_ARCHIVES)
+# Only in the CLI binaries: protobuf's lite runtime and libnghttp2, for
+# `unwind --server=unix:PATH pid`, which calls unwindd in process without
+# gRPC (service/remote/socket_client.h). Not in the gRPC client's group
+# below, which has the full protobuf runtime.
+_CLI_ONLY_ARCHIVES = [
+    "libprotobuf-lite.a",
+    "libnghttp2.a",
+]
+
+STATIC_CLI_LINKOPTS = _static_group(_CLI_ARCHIVES + _CLI_ONLY_ARCHIVES)
 
 # Abseil archives gRPC needs beyond those above (its random-number code).
 _ABSL_GRPC = [
@@ -123,14 +132,6 @@ STATIC_GRPC_CLIENT_LINKOPTS = _static_group(["libabsl_%s.a" % name for name in _
     "libprotobuf.a",
     "libssl.a",
 ] + _CLI_ARCHIVES)
-
-# `unwind_socket`, the client `unwind --server=unix:... pid` execs: static
-# like `unwind` (-static on top), with protobuf's lite runtime for the
-# messages and libnghttp2 for HTTP/2, and no gRPC.
-STATIC_SOCKET_CLIENT_LINKOPTS = _static_group(_CLI_ARCHIVES + [
-    "libprotobuf-lite.a",
-    "libnghttp2.a",
-]) + ["-static"]
 
 def static_cli_linkopts(linkopts):
     """`linkopts` for a CLI binary in the default build; none where the build
