@@ -51,7 +51,7 @@ uint64_t BuildIdOffset(const unwinder::Frame& f, const unwinder::ModuleInfo& m);
 CrashSignature ComputeSignature(const unwinder::ProcessStacks& stacks,
                                 int frames = kDuphashFrames);
 
-// Lowercase hex SHA-1 of `text` (OpenSSL's libcrypto).
+// Lowercase hex SHA-1 of `text` (libmd).
 std::string Sha1Hex(const std::string& text);
 
 }  // namespace unwindd::service

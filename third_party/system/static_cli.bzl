@@ -85,7 +85,7 @@ _CLI_ARCHIVES = ["libabsl_%s.a" % name for name in _ABSL] + [
     "liblzma.a",
     "libbz2.a",
     "libz.a",
-    "libcrypto.a",
+    "libmd.a",
     "libstdc++.a",
 ]
 
@@ -131,6 +131,7 @@ STATIC_GRPC_CLIENT_LINKOPTS = _static_group(["libabsl_%s.a" % name for name in _
     "libre2.a",
     "libprotobuf.a",
     "libssl.a",
+    "libcrypto.a",
 ] + _CLI_ARCHIVES)
 
 def static_cli_linkopts(linkopts):
