@@ -1,4 +1,6 @@
-// unwind_remote: what `unwind --server=ADDRESS ...` runs (remote_exec.h).
+// unwind_remote: what `unwind --server=ADDRESS ...` runs (remote_exec.h),
+// except `pid` through a Unix socket, which unwind asks itself
+// (socket_client.h).
 // Same command line and the same output as the in-process CLI (the same
 // FormatJson/FormatText over the same ProcessStacks), but the unwinding is
 // done by a running unwindd. ADDRESS is unix:PATH or tcp:HOST:PORT, as
@@ -23,11 +25,9 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -38,9 +38,7 @@
 #include "proto/grpc/health/v1/health.grpc.pb.h"
 #include "proto/unwinder.grpc.pb.h"
 #include "service/cli/args.h"
-#include "service/cli/binaries.h"
 #include "service/cli/demo.h"
-#include "service/cli/output.h"
 #include "service/cli/usage.h"
 #include "service/common/convert.h"
 #include "service/common/grpc_status.h"
@@ -56,6 +54,7 @@ using unwindd::service::Command;
 
 using unwindd::service::Absolute;
 using unwindd::service::Fail;
+using unwindd::service::Unreachable;
 
 // --tls-ca, --tls-cert, --tls-key (PEM file paths).
 struct TlsFlags {
@@ -172,10 +171,6 @@ absl::StatusOr<v1::UnwindResponse> UnwindCore(v1::Unwinder::Stub& stub,
   grpc::Status s = writer->Finish();
   if (!s.ok()) return unwindd::service::FromGrpcStatus(s);
   return response;
-}
-
-int Unreachable(const std::string& target, const absl::Status& s) {
-  return Fail(absl::StrCat("cannot reach unwindd at ", target, ": ", s.message()));
 }
 
 // `unwind --server=... health`: the standard gRPC health service's answer

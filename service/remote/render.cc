@@ -55,10 +55,12 @@ std::string WithCoreName(absl::string_view text, absl::string_view core) {
   return out;
 }
 
+int Unreachable(absl::string_view target, const absl::Status& s) {
+  return Fail(absl::StrCat("cannot reach unwindd at ", target, ": ", s.message()));
+}
+
 int FailCall(absl::string_view target, const absl::Status& s, const Command& cmd) {
-  if (absl::IsUnavailable(s)) {
-    return Fail(absl::StrCat("cannot reach unwindd at ", target, ": ", s.message()));
-  }
+  if (absl::IsUnavailable(s)) return Unreachable(target, s);
   return Fail(WithCoreName(s.message(), cmd.core));
 }
 

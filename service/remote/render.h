@@ -36,8 +36,11 @@ v1::UnwindProcessRequest ProcessRequest(const Command& cmd, pid_t pid);
 // CORE argument, as `unwind core` names it.
 std::string WithCoreName(absl::string_view text, absl::string_view core);
 
-// A failed call: "cannot reach unwindd at TARGET: ..." for UNAVAILABLE,
-// the server's message otherwise. 1.
+// "cannot reach unwindd at TARGET: MESSAGE" on stderr (Fail); 1.
+int Unreachable(absl::string_view target, const absl::Status& s);
+
+// A failed call: Unreachable for UNAVAILABLE, the server's message
+// otherwise. 1.
 int FailCall(absl::string_view target, const absl::Status& s, const Command& cmd);
 
 // The answer to `cmd` on stdout (a core's warnings on stderr too), as the
