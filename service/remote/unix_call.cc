@@ -19,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "memory/scoped_fd.h"
 
 namespace unwindd::service {
 namespace {
@@ -113,21 +114,6 @@ struct CallbacksDeleter {
   void operator()(nghttp2_session_callbacks* c) const { nghttp2_session_callbacks_del(c); }
 };
 
-// The socket, closed on every way out.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 absl::Status Unavailable(absl::string_view what, int err) {
   return absl::UnavailableError(absl::StrCat(what, ": ", strerror(err)));
 }
@@ -208,8 +194,8 @@ absl::StatusOr<std::string> OneAttempt(const std::string& socket_path, absl::str
         "a Unix socket path of 1 to ", sizeof(addr.sun_path) - 1, " bytes, not ", socket_path));
   }
   std::memcpy(addr.sun_path, socket_path.data(), socket_path.size());
-  Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (fd.get() < 0) return Unavailable("socket", errno);
+  memory::ScopedFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return Unavailable("socket", errno);
   if (connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
     return Unavailable(socket_path, errno);
   }
