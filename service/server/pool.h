@@ -13,12 +13,13 @@
 //       [&](const std::atomic<bool>& cancel) { ... });
 //   if (!(*job)->Wait(deadline)) (*job)->Cancel();   // then Wait() again
 //
-// Short jobs that need no thread of their own (a snapshot sample: microseconds)
-// may instead run on the caller's thread when a worker is free, counting
-// as one of the `threads` running jobs, which saves the two thread
-// switches a handoff costs (RunHereIfIdle); a Watchdog then does for them
-// what the waiting caller does for a submitted job: cancel it at its
-// deadline or when its client gives up.
+// Jobs that need no thread of their own (a snapshot sample; a live unwind,
+// whose ptrace requests only need one thread from attach to detach) may
+// instead run on the caller's thread when a worker is free, counting as
+// one of the `threads` running jobs, which saves the two thread switches
+// a handoff costs (RunHereIfIdle); a Watchdog then does for them what the
+// waiting caller does for a submitted job: cancel it at its deadline or
+// when its client gives up.
 #ifndef UNWINDD_SERVICE_SERVER_POOL_H_
 #define UNWINDD_SERVICE_SERVER_POOL_H_
 

@@ -205,13 +205,15 @@ absl::StatusOr<Caller> UnwinderService::Admit(grpc::ServerContext* context,
 absl::Status UnwinderService::RunUnwind(
     grpc::ServerContext* context, int64_t key, RequestLog& log,
     unwinder::UnwindOptions& options, v1::UnwindResponse* response,
-    absl::FunctionRef<absl::StatusOr<UnwindResult>()> unwind) {
+    absl::FunctionRef<absl::StatusOr<UnwindResult>()> unwind, bool here) {
   absl::StatusOr<UnwindResult> result = absl::UnknownError("not run");
-  absl::Status s = RunJob(context, key, Deadline(context), log,
-                          [&](const std::atomic<bool>& cancel) {
-                            options.cancel = &cancel;
-                            result = unwind();
-                          });
+  absl::Status s = RunJob(
+      context, key, Deadline(context), log,
+      [&](const std::atomic<bool>& cancel) {
+        options.cancel = &cancel;
+        result = unwind();
+      },
+      here);
   if (!s.ok()) return s;
   if (!result.ok()) return result.status();
   log.AddStacks(result->stacks);
@@ -256,8 +258,11 @@ grpc::Status UnwinderService::UnwindProcess(grpc::ServerContext* context,
   if (!s.ok()) return done(s);
 
   UnwindEnv env{&cache_, &stats_.memory_bytes_read, &binaries_};
+  // On this thread when a worker is free: a one-shot `unwind --server`
+  // waits for nothing else (docs/speed.md, "Through a warm unwindd").
   return done(RunUnwind(context, live.pid, log, live.options, response,
-                        [&] { return UnwindLiveProcess(*caller, live, env); }));
+                        [&] { return UnwindLiveProcess(*caller, live, env); },
+                        /*here=*/true));
 }
 
 grpc::Status UnwinderService::UnwindCore(

@@ -113,15 +113,21 @@ class UnwinderService final : public v1::Unwinder::Service {
   // Runs `fn` on the pool (keyed: same key never concurrently) and waits
   // for it within the request's deadline, giving up early if the client
   // cancels. The job is always finished or withdrawn when this returns.
-  // `here`: `fn` needs no worker thread of its own (no ptrace), so when a
-  // worker is free it runs on this thread instead, under the watchdog.
+  // `here`: `fn` needs no worker thread of its own, so when a worker is
+  // free (and no queued job could run instead, and none with `key` runs)
+  // it runs on this thread instead, under the watchdog, saving the two
+  // thread switches of a hand-off. A snapshot sample needs no thread of its
+  // own; nor does a live unwind, whose ptrace requests must all come from
+  // the one thread that attached (live_target.h), which this thread is
+  // from attach to detach.
   absl::Status RunJob(grpc::ServerContext* context, int64_t key, absl::Time deadline,
                       RequestLog& log, WorkPool::Fn fn, bool here = false);
-  // Runs `unwind` as a job keyed by `key` (see RunJob; it sets
-  // options.cancel) and answers with its stacks.
+  // Runs `unwind` as a job keyed by `key` (see RunJob, `here` included; it
+  // sets options.cancel) and answers with its stacks.
   absl::Status RunUnwind(grpc::ServerContext* context, int64_t key, RequestLog& log,
                          unwinder::UnwindOptions& options, v1::UnwindResponse* response,
-                         absl::FunctionRef<absl::StatusOr<UnwindResult>()> unwind);
+                         absl::FunctionRef<absl::StatusOr<UnwindResult>()> unwind,
+                         bool here = false);
   // Every RPC's first step: UNAVAILABLE while shutting down, else the
   // caller (logged).
   absl::StatusOr<Caller> Admit(grpc::ServerContext* context, RequestLog& log) const;
