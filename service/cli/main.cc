@@ -186,7 +186,9 @@ int main(int argc, char** argv) {
                       return a == "-h" || a == "--help";
                     }) != args.end();
   if (normalized.ok() && !help && unwindd::service::WantsServer(args)) {
-    if (unwindd::service::ForSocketClient(args)) return unwindd::service::RunSocketClient(args);
+    if (auto call = unwindd::service::ForSocketClient(args)) {
+      return unwindd::service::RunSocketClient(*call);
+    }
     return unwindd::service::ExecRemote(argv);
   }
   absl::StatusOr<unwindd::service::Command> cmd =

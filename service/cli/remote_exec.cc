@@ -69,24 +69,30 @@ absl::StatusOr<std::string> FindRemoteBinary() {
 
 int ExecRemote(char** argv) { return ExecSibling(FindRemoteBinary(), argv); }
 
-bool ForSocketClient(absl::Span<const absl::string_view> args) {
+std::optional<SocketClientCall> ForSocketClient(absl::Span<const absl::string_view> args) {
   std::vector<absl::string_view> rest;
-  bool unix_socket = false;
+  std::optional<std::string> path;  // of the last --server, if unix:PATH
   for (absl::string_view a : args) {
     if (absl::ConsumePrefix(&a, "--server=")) {
       // gRPC's unix:PATH, relative or absolute; unix://... is gRPC's URI
       // form, left to gRPC.
-      unix_socket = absl::ConsumePrefix(&a, "unix:") && !a.empty() && !absl::StartsWith(a, "//");
+      path.reset();
+      if (absl::ConsumePrefix(&a, "unix:") && !a.empty() && !absl::StartsWith(a, "//")) {
+        path = std::string(a);
+      }
     } else if (absl::StartsWith(a, "--tls-")) {
-      return false;
+      return std::nullopt;
     } else {
       rest.push_back(a);
     }
   }
-  if (!unix_socket) return false;
+  if (!path) return std::nullopt;
   absl::StatusOr<Command> cmd = ParseCommandLine(rest);
-  return cmd.ok() && cmd->kind == Command::Kind::kPid && !cmd->core_backtrace &&
-         cmd->minidump_out.empty();
+  if (!cmd.ok() || cmd->kind != Command::Kind::kPid || cmd->core_backtrace ||
+      !cmd->minidump_out.empty()) {
+    return std::nullopt;
+  }
+  return SocketClientCall{*std::move(path), *std::move(cmd)};
 }
 
 bool NeedsDebuginfodTwin(absl::string_view debuginfod_urls) {

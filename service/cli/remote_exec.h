@@ -6,28 +6,37 @@
 // about a millisecond (linking grpc++ alone costs ~16 ms).
 //
 //   if (WantsServer(args)) {
-//     if (ForSocketClient(args)) return RunSocketClient(args);
+//     if (auto call = ForSocketClient(args)) return RunSocketClient(*call);
 //     return ExecRemote(argv);   // returns only on error
 //   }
 #ifndef UNWINDD_SERVICE_CLI_REMOTE_EXEC_H_
 #define UNWINDD_SERVICE_CLI_REMOTE_EXEC_H_
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "service/cli/args.h"
 
 namespace unwindd::service {
 
 // True if the command line has --server=ADDRESS.
 bool WantsServer(absl::Span<const absl::string_view> args);
 
-// True if `args` (normalized: NormalizeArgs) are for the in-process
-// socket client: `pid` with --server=unix:PATH (not unix://...), no
-// --tls-*, and nothing that only unwind_remote says it refuses
-// (--format=core-backtrace, --minidump).
-bool ForSocketClient(absl::Span<const absl::string_view> args);
+// A command line for the in-process socket client: the socket's path and
+// the command.
+struct SocketClientCall {
+  std::string socket_path;
+  Command cmd;
+};
+
+// The call if `args` (normalized: NormalizeArgs) are for the in-process
+// socket client: `pid` with --server=unix:PATH (the last --server; not
+// unix://...), no --tls-*, and nothing that only unwind_remote says it
+// refuses (--format=core-backtrace, --minidump). nullopt otherwise.
+std::optional<SocketClientCall> ForSocketClient(absl::Span<const absl::string_view> args);
 
 // unwind_remote next to this executable (bazel-bin/service/), or in its
 // runfiles.

@@ -3,6 +3,7 @@
 // unwind_remote for everything else.
 #include "service/cli/remote_exec.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,7 @@
 namespace unwindd::service {
 namespace {
 
-bool ForSocket(const std::vector<absl::string_view>& raw) {
+std::optional<SocketClientCall> Call(const std::vector<absl::string_view>& raw) {
   absl::StatusOr<std::vector<std::string>> normalized = NormalizeArgs(raw);
   EXPECT_TRUE(normalized.ok()) << normalized.status();
   const std::vector<absl::string_view> args(normalized->begin(), normalized->end());
@@ -20,11 +21,27 @@ bool ForSocket(const std::vector<absl::string_view>& raw) {
   return ForSocketClient(args);
 }
 
+bool ForSocket(const std::vector<absl::string_view>& raw) { return Call(raw).has_value(); }
+
 TEST(RemoteExecTest, PidThroughAUnixSocketGoesToTheSocketClient) {
   EXPECT_TRUE(ForSocket({"--server=unix:/run/unwindd.sock", "pid", "1"}));
   EXPECT_TRUE(ForSocket({"--server", "unix:/run/unwindd.sock", "pid", "1"}));
   EXPECT_TRUE(ForSocket({"pid", "1", "--server=unix:rel/sock", "--format=json", "--tid=2",
                          "--max-frames=4", "--symbols", "--sources=fp"}));
+  // The call: the socket's path and the command without --server.
+  std::optional<SocketClientCall> call =
+      Call({"--server=unix:/run/unwindd.sock", "pid", "42", "--tid=43", "--format=json"});
+  ASSERT_TRUE(call.has_value());
+  EXPECT_EQ(call->socket_path, "/run/unwindd.sock");
+  EXPECT_EQ(call->cmd.kind, Command::Kind::kPid);
+  EXPECT_EQ(call->cmd.pid, 42);
+  EXPECT_EQ(call->cmd.tids, std::vector<pid_t>{43});
+  EXPECT_EQ(call->cmd.format, Format::kJson);
+  // The last --server counts, as for unwind_remote.
+  call = Call({"--server=tcp:host:1", "--server=unix:/b.sock", "pid", "1"});
+  ASSERT_TRUE(call.has_value());
+  EXPECT_EQ(call->socket_path, "/b.sock");
+  EXPECT_FALSE(ForSocket({"--server=unix:/a.sock", "--server=tcp:host:1", "pid", "1"}));
 }
 
 TEST(RemoteExecTest, EverythingElseGoesToTheGrpcClient) {

@@ -6,18 +6,17 @@
 // to start, no gRPC (docs/speed.md). Every other --server command line
 // goes to unwind_remote, the gRPC client (cli/remote_exec.h).
 //
-//   if (ForSocketClient(args)) return RunSocketClient(args);
+//   if (auto call = ForSocketClient(args)) return RunSocketClient(*call);
 #ifndef UNWINDD_SERVICE_REMOTE_SOCKET_CLIENT_H_
 #define UNWINDD_SERVICE_REMOTE_SOCKET_CLIENT_H_
 
-#include "absl/strings/string_view.h"
-#include "absl/types/span.h"
+#include "service/cli/remote_exec.h"
 
 namespace unwindd::service {
 
-// `args` (normalized, ForSocketClient(args) true) run against the server:
-// the answer on stdout, or one line on stderr. The exit code.
-int RunSocketClient(absl::Span<const absl::string_view> args);
+// `call` (cli/remote_exec.h ForSocketClient) made to the server: the
+// answer on stdout, or one line on stderr. The exit code.
+int RunSocketClient(const SocketClientCall& call);
 
 }  // namespace unwindd::service
 
