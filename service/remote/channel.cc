@@ -2,8 +2,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "grpc/impl/codegen/grpc_types.h"
+#include "service/remote/call_policy.h"
 
 namespace unwindd::service {
 
@@ -13,19 +15,26 @@ namespace unwindd::service {
 // connection gives); a call is never retried after its response began, so
 // an answer is never duplicated. Snapshot streams are retried only until
 // their first response; after that their client reopens them (fleet.md).
-const char kRemoteServiceConfig[] = R"json({
+// The numbers are call_policy.h's, which the socket client follows too.
+std::string RemoteServiceConfig() {
+  return absl::StrFormat(R"json({
   "loadBalancingConfig": [{"round_robin": {}}],
   "methodConfig": [{
     "name": [{"service": "unwindd.v1.Unwinder"}],
     "retryPolicy": {
-      "maxAttempts": 5,
-      "initialBackoff": "0.1s",
-      "maxBackoff": "1s",
-      "backoffMultiplier": 2,
+      "maxAttempts": %d,
+      "initialBackoff": "%gs",
+      "maxBackoff": "%gs",
+      "backoffMultiplier": %d,
       "retryableStatusCodes": ["UNAVAILABLE"]
     }
   }]
-})json";
+})json",
+                         call_policy::kAttempts,
+                         absl::ToDoubleSeconds(call_policy::kInitialBackoff),
+                         absl::ToDoubleSeconds(call_policy::kMaxBackoff),
+                         call_policy::kBackoffMultiplier);
+}
 
 absl::StatusOr<std::string> RemoteTarget(absl::string_view address) {
   for (absl::string_view scheme : {"unix:", "dns:", "ipv4:", "ipv6:"}) {
@@ -43,12 +52,12 @@ absl::StatusOr<std::string> RemoteTarget(absl::string_view address) {
 
 grpc::ChannelArguments RemoteChannelArguments() {
   grpc::ChannelArguments args;
-  args.SetServiceConfigJSON(kRemoteServiceConfig);
+  args.SetServiceConfigJSON(RemoteServiceConfig());
   // A name's addresses may change as replicas come and go; the config is
   // ours, not one a DNS TXT record could substitute.
   args.SetInt(GRPC_ARG_SERVICE_CONFIG_DISABLE_RESOLUTION, 1);
   args.SetInt(GRPC_ARG_PER_RPC_RETRY_BUFFER_SIZE, 64 << 20);
-  args.SetMaxReceiveMessageSize(64 << 20);
+  args.SetMaxReceiveMessageSize(static_cast<int>(call_policy::kMaxAnswerBytes));
   return args;
 }
 

@@ -21,10 +21,11 @@ namespace unwindd::service {
 // tcp:HOST:PORT becomes HOST:PORT. InvalidArgument otherwise.
 absl::StatusOr<std::string> RemoteTarget(absl::string_view address);
 
-// round_robin over every address of the target, and up to 5 attempts of a
-// call that fails with UNAVAILABLE (backoff 0.1 s doubling to 1 s) on
-// another replica; a streamed core is kept for a retry up to 64 MiB.
-extern const char kRemoteServiceConfig[];
+// round_robin over every address of the target, and the retries of
+// call_policy.h (up to 5 attempts of a call that fails with UNAVAILABLE,
+// backoff 0.1 s doubling to 1 s) on another replica; a streamed core is
+// kept for a retry up to 64 MiB.
+std::string RemoteServiceConfig();
 grpc::ChannelArguments RemoteChannelArguments();
 
 }  // namespace unwindd::service

@@ -50,6 +50,18 @@ std::string ReadableExe() {
   return path;
 }
 
+// The service config carries call_policy.h's numbers, as gRPC reads them
+// (the socket client retries with the same ones: unix_call_test).
+TEST(RemoteServiceConfigTest, RetriesAsTheCallPolicySays) {
+  const std::string config = RemoteServiceConfig();
+  for (const char* want : {"\"maxAttempts\": 5,", "\"initialBackoff\": \"0.1s\",",
+                           "\"maxBackoff\": \"1s\",", "\"backoffMultiplier\": 2,",
+                           "\"retryableStatusCodes\": [\"UNAVAILABLE\"]",
+                           "\"loadBalancingConfig\": [{\"round_robin\": {}}]"}) {
+    EXPECT_NE(config.find(want), std::string::npos) << want << " in " << config;
+  }
+}
+
 TEST(RemoteTargetTest, TakesGrpcSchemesAndTcp) {
   EXPECT_EQ(*RemoteTarget("dns:///unwindd:7070"), "dns:///unwindd:7070");
   EXPECT_EQ(*RemoteTarget("ipv4:127.0.0.1:1,127.0.0.2:1"), "ipv4:127.0.0.1:1,127.0.0.2:1");

@@ -44,6 +44,7 @@
 #include "service/common/grpc_status.h"
 #include "service/common/json.h"
 #include "service/common/version.h"
+#include "service/remote/call_policy.h"
 #include "service/remote/channel.h"
 #include "service/remote/render.h"
 
@@ -109,7 +110,8 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> Credentials(
 absl::StatusOr<v1::UnwindResponse> UnwindPid(v1::Unwinder::Stub& stub,
                                              const Command& cmd, pid_t pid) {
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  context.set_deadline(std::chrono::system_clock::now() +
+                       absl::ToChronoSeconds(unwindd::service::call_policy::kUnwindDeadline));
   v1::UnwindResponse response;
   grpc::Status s =
       stub.UnwindProcess(&context, unwindd::service::ProcessRequest(cmd, pid), &response);

@@ -373,20 +373,21 @@ std::string PercentDecode(absl::string_view s) {
 absl::StatusOr<std::string> UnixUnaryCall(const std::string& socket_path,
                                           absl::string_view method, absl::string_view request,
                                           const UnixCallOptions& options) {
-  // As unwind_remote's channel (channel.h): up to 5 attempts of a call
-  // that fails with UNAVAILABLE (no server yet, or one that is draining),
-  // 0.1 s apart doubling to 1 s, within the call's time.
+  // As unwind_remote's channel (call_policy.h): a call that fails with
+  // UNAVAILABLE (no server yet, or one that is draining) made again,
+  // within the call's time.
   const absl::Time deadline = absl::Now() + options.timeout;
-  absl::Duration backoff = absl::Milliseconds(100);
+  absl::Duration backoff = call_policy::kInitialBackoff;
   absl::StatusOr<std::string> answer;
   for (int attempt = 1;; ++attempt) {
     answer = OneAttempt(socket_path, method, request, options, deadline);
-    if (answer.ok() || !absl::IsUnavailable(answer.status()) || attempt == 5 ||
+    if (answer.ok() || !absl::IsUnavailable(answer.status()) ||
+        attempt == call_policy::kAttempts ||
         absl::Now() + backoff >= deadline) {
       return answer;
     }
     absl::SleepFor(backoff);
-    backoff = std::min(backoff * 2, absl::Seconds(1));
+    backoff = std::min(backoff * call_policy::kBackoffMultiplier, call_policy::kMaxBackoff);
   }
 }
 

@@ -21,12 +21,14 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "service/remote/call_policy.h"
 
 namespace unwindd::service {
 
 struct UnixCallOptions {
-  absl::Duration timeout = absl::Seconds(60);  // the whole call; sent as grpc-timeout
-  size_t max_answer_bytes = size_t{64} << 20;  // as unwind_remote's channel
+  // The whole call, retries included; sent as grpc-timeout.
+  absl::Duration timeout = call_policy::kUnwindDeadline;
+  size_t max_answer_bytes = call_policy::kMaxAnswerBytes;
   std::string user_agent = "unwind";
 };
 
