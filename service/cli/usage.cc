@@ -40,7 +40,8 @@ namespace {
 #define SAMPLING_FLAGS                                                            \
   "  -o FILE, --output=FILE  write there (default: stdout; - is stdout)\n"        \
   "  -f, --force       write pprof's gzipped bytes to a terminal anyway\n"        \
-  "  --jobs=N          unwinding threads (default: one per CPU)\n"                \
+  "  --jobs=N          unwinding threads (perf: default 1, the reading thread\n"  \
+  "                    itself, the least CPU; profile: default one per CPU)\n"    \
   UNWIND_FLAGS
 
 const CommandUsage kCommands[] = {

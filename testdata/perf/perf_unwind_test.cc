@@ -421,19 +421,23 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
   ASSERT_GT(theirs.size(), 100u) << "too few samples to say anything";
 
   // `unwind perf` (the CLI, its threads and its perf-script output) prints
-  // exactly what the library path above gives, sample by sample.
-  absl::StatusOr<harness::ToolOutput> cli =
-      harness::RunTool({"env", absl::StrCat("HOME=", dir), UnwindBinary(), "perf", *data,
-                        "--format=perf-script", "--jobs=2"},
-                       absl::Seconds(120));
-  ASSERT_TRUE(cli.ok()) << cli.status();
-  ASSERT_EQ(cli->exit_code, 0) << cli->stderr_text;
-  std::vector<ScriptSample> printed = ParsePerfScript(cli->stdout_text);
-  ASSERT_EQ(printed.size(), ours.samples.size());
-  for (size_t i = 0; i < printed.size(); ++i) {
-    EXPECT_EQ(printed[i].header, ours.samples[i].header) << "sample " << i;
-    EXPECT_EQ(printed[i].kernel, ours.samples[i].kernel) << "sample " << i;
-    EXPECT_TRUE(printed[i].user == ours.samples[i].user) << "sample " << i;
+  // exactly what the library path above gives, sample by sample: by
+  // default (each sample unwound on the reading thread) and with workers.
+  for (const char* jobs : {"--jobs=1", "--jobs=2"}) {
+    SCOPED_TRACE(jobs);
+    absl::StatusOr<harness::ToolOutput> cli =
+        harness::RunTool({"env", absl::StrCat("HOME=", dir), UnwindBinary(), "perf", *data,
+                          "--format=perf-script", jobs},
+                         absl::Seconds(120));
+    ASSERT_TRUE(cli.ok()) << cli.status();
+    ASSERT_EQ(cli->exit_code, 0) << cli->stderr_text;
+    std::vector<ScriptSample> printed = ParsePerfScript(cli->stdout_text);
+    ASSERT_EQ(printed.size(), ours.samples.size());
+    for (size_t i = 0; i < printed.size(); ++i) {
+      EXPECT_EQ(printed[i].header, ours.samples[i].header) << "sample " << i;
+      EXPECT_EQ(printed[i].kernel, ours.samples[i].kernel) << "sample " << i;
+      EXPECT_TRUE(printed[i].user == ours.samples[i].user) << "sample " << i;
+    }
   }
   std::optional<ExecEvents> exec_events;  // listed on first need
   std::map<std::string, int> causes;

@@ -56,7 +56,7 @@ absl::StatusOr<OutputFile> OutputFile::Open(const std::string& path) {
     if (f == nullptr) return absl::ErrnoToStatus(errno, absl::StrCat("cannot open ", path));
     OutputFile out(f, "");
     out.own_ = true;
-    out.buffer_ = std::make_unique<char[]>(kBufferBytes);
+    out.buffer_ = std::make_unique_for_overwrite<char[]>(kBufferBytes);
     BufferLargely(f, out.buffer_.get());
     return out;
   }
@@ -67,7 +67,7 @@ absl::StatusOr<OutputFile> OutputFile::Open(const std::string& path) {
   }
   OutputFile out(f, path);
   out.own_ = true;
-  out.buffer_ = std::make_unique<char[]>(kBufferBytes);
+  out.buffer_ = std::make_unique_for_overwrite<char[]>(kBufferBytes);
   BufferLargely(f, out.buffer_.get());
   return out;
 }

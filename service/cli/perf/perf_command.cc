@@ -2,11 +2,9 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -70,14 +68,18 @@ int RunPerf(const Command& cmd, const std::atomic<bool>* cancel) {
   std::unique_ptr<SampleSink> sink =
       MakeSink(SinkFormatOf(cmd.format), out->file(), &perf_maps);
   PipelineOptions options;
-  options.jobs = cmd.jobs > 0 ? cmd.jobs
-                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // One job by default, run on the reading thread: the least CPU a
+  // sample costs (no hand-offs between threads, and each stack copy is
+  // unwound while the reader's core still has it in its cache). More jobs
+  // buy wall time with CPU (docs/speed.md).
+  options.jobs = cmd.jobs > 0 ? cmd.jobs : 1;
   if (cmd.max_frames > 0) options.unwind.max_frames = cmd.max_frames;
   options.unwind.sources = cmd.sources;
   options.worker_formatter = sink->WorkerFormatter();
   options.write_text = [&sink](absl::string_view text) { sink->AddText(text); };
   options.unwind.cancel = cancel;
   options.stack_file = (*reader)->stack_file();
+  options.inline_single_job = true;  // a file waits; a live sampler cannot
   SamplePipeline pipeline(options, [&sink](UnwoundSample& s) { sink->Add(s); });
   SampleReader handler({cmd.pids, cmd.tids, cmd.comms}, (*reader)->attrs(),
                        (*reader)->info(), std::move(snapshot_options), pipeline,

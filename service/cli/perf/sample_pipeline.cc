@@ -68,6 +68,13 @@ SamplePipeline::SamplePipeline(PipelineOptions options, Sink sink)
   // Before the threads start: they all allocate from it (huge_heap.h).
   UseHugePagesForHeap();
   workers_format_ = options_.worker_formatter != nullptr && options_.write_text != nullptr;
+  open_.samples.resize(kBatchSamples);
+  if (jobs == 1 && options_.inline_single_job) {
+    inline_ = true;
+    workers_.push_back(std::make_unique<Worker>());
+    if (workers_format_) workers_.back()->format = options_.worker_formatter();
+    return;
+  }
   // Two batches per worker keep every worker busy while the writer drains,
   // and the reader refills the second half while the first is unwound.
   max_in_flight_ = std::min<size_t>(kMaxBatchesInFlight, 2 * jobs + 4);
@@ -79,7 +86,6 @@ SamplePipeline::SamplePipeline(PipelineOptions options, Sink sink)
     threads_.emplace_back([this, w = workers_[i].get()] { Work(*w); });
   }
   writer_ = std::thread([this] { Write(); });
-  open_.samples.resize(kBatchSamples);
 }
 
 SamplePipeline::~SamplePipeline() { Finish(); }
@@ -99,6 +105,10 @@ const std::vector<proc::SnapshotMapping>* SamplePipeline::Hold(
 }
 
 void SamplePipeline::Commit() {
+  if (inline_) {
+    RunInline();
+    return;
+  }
   UnwoundSample& s = open_.samples[open_.size];
   s.seq = next_sample_++;
   open_.held_bytes += s.stack_copy.size();
@@ -133,9 +143,48 @@ void SamplePipeline::Flush() {
   // Its `bytes` are empty: the writer let go of them (Write).
 }
 
+namespace {
+
+// Inline, text is written once a batch's worth has gathered.
+constexpr size_t kInlineTextBytes = size_t{64} << 10;
+
+}  // namespace
+
+void SamplePipeline::RunInline() {
+  Worker& w = *workers_.front();
+  open_.samples[0].seq = next_sample_++;
+  open_.seq = next_seq_++;
+  open_.size = 1;
+  UnwindBatch(w, open_);
+  if (!workers_format_) {
+    sink_(open_.samples[0]);
+    open_.samples[0].Reset();
+  } else if (open_.text.size() >= kInlineTextBytes) {
+    WriteInlineText();
+  }
+  unwound_.fetch_add(1, std::memory_order_relaxed);
+  // Written: nothing refers to what it held any more.
+  open_.size = 0;
+  open_.held_bytes = 0;
+  open_.tables.clear();
+  open_.bytes.clear();
+  w.retired.clear();
+  written_.store(open_.seq + 1, std::memory_order_relaxed);
+}
+
+void SamplePipeline::WriteInlineText() {
+  if (open_.text.size() == 0) return;
+  options_.write_text(open_.text.view());
+  open_.text.clear();
+}
+
 void SamplePipeline::Finish() {
   if (finished_) return;
   finished_ = true;
+  if (inline_) {
+    if (workers_format_) WriteInlineText();
+    return;
+  }
   Flush();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -162,65 +211,8 @@ void SamplePipeline::Work(Worker& w) {
     }
     const uint64_t written = written_.load(std::memory_order_acquire);
     std::erase_if(w.retired, [&](const Worker::Retired& r) { return r.seq < written; });
-    for (size_t i = 0; i < batch.size; ++i) {
-      UnwoundSample& s = batch.samples[i];
-      if (!s.error.empty()) continue;
-      auto it = w.spaces.find(s.target_id);
-      if (it == w.spaces.end()) {
-        absl::StatusOr<std::unique_ptr<proc::SnapshotTarget>> t =
-            proc::SnapshotTarget::Create(s.arch, static_cast<pid_t>(s.pid), *s.mappings);
-        if (!t.ok()) {
-          s.error = std::string(t.status().message());
-          continue;
-        }
-        if (w.spaces.size() >= kMaxTargetsPerWorker) {
-          auto old = w.spaces.find(w.lru.back());
-          w.retired.push_back({batch.seq, std::move(old->second.modules)});
-          w.spaces.erase(old);
-          w.lru.pop_back();
-        }
-        w.lru.push_front(s.target_id);
-        Worker::Space sp;
-        sp.target = *std::move(t);
-        sp.space = std::make_unique<unwinder::AddressSpace>(*sp.target, cache_);
-        sp.lru = w.lru.begin();
-        it = w.spaces.emplace(s.target_id, std::move(sp)).first;
-      } else {
-        w.lru.splice(w.lru.begin(), w.lru, it->second.lru);
-      }
-      proc::SnapshotTarget& target = *it->second.target;
-      Worker::Space& space = it->second;
-      absl::Status unwound = Unwind(w, s, target, *space.space);
-      if (!unwound.ok()) {
-        s.error = std::string(unwound.message());
-        continue;
-      }
-      // Frames' modules: AddressSpace indexes -> the sample's own list.
-      const std::vector<unwinder::MappedModule>& mms = space.space->modules();
-      space.modules.resize(mms.size());
-      w.remap.assign(mms.size(), -1);
-      for (unwinder::Frame& f : s.thread.frames) {
-        if (f.module < 0) continue;
-        int& to = w.remap[f.module];
-        if (to < 0) {
-          std::unique_ptr<const unwinder::ModuleInfo>& info = space.modules[f.module];
-          if (info == nullptr) {
-            info = std::make_unique<const unwinder::ModuleInfo>(
-                unwinder::DescribeModule(mms[f.module]));
-          }
-          to = static_cast<int>(s.modules.size());
-          s.modules.push_back(info.get());
-        }
-        f.module = to;
-      }
-    }
-    if (w.format) {
-      batch.text.clear();
-      for (size_t i = 0; i < batch.size; ++i) w.format(batch.samples[i], &batch.text);
-      // Only the text goes on: empty the samples here, where their memory
-      // is still in this core's cache, not on the writer's.
-      for (size_t i = 0; i < batch.size; ++i) batch.samples[i].Reset();
-    }
+    batch.text.clear();
+    UnwindBatch(w, batch);
     unwound_.fetch_add(batch.size, std::memory_order_relaxed);
     bool wake_writer;
     {
@@ -229,6 +221,67 @@ void SamplePipeline::Work(Worker& w) {
       wake_writer = WriterMayGo();
     }
     if (wake_writer) done_cv_.notify_one();
+  }
+}
+
+void SamplePipeline::UnwindBatch(Worker& w, Batch& batch) {
+  for (size_t i = 0; i < batch.size; ++i) {
+    UnwoundSample& s = batch.samples[i];
+    if (!s.error.empty()) continue;
+    auto it = w.spaces.find(s.target_id);
+    if (it == w.spaces.end()) {
+      absl::StatusOr<std::unique_ptr<proc::SnapshotTarget>> t =
+          proc::SnapshotTarget::Create(s.arch, static_cast<pid_t>(s.pid), *s.mappings);
+      if (!t.ok()) {
+        s.error = std::string(t.status().message());
+        continue;
+      }
+      if (w.spaces.size() >= kMaxTargetsPerWorker) {
+        auto old = w.spaces.find(w.lru.back());
+        w.retired.push_back({batch.seq, std::move(old->second.modules)});
+        w.spaces.erase(old);
+        w.lru.pop_back();
+      }
+      w.lru.push_front(s.target_id);
+      Worker::Space sp;
+      sp.target = *std::move(t);
+      sp.space = std::make_unique<unwinder::AddressSpace>(*sp.target, cache_);
+      sp.lru = w.lru.begin();
+      it = w.spaces.emplace(s.target_id, std::move(sp)).first;
+    } else {
+      w.lru.splice(w.lru.begin(), w.lru, it->second.lru);
+    }
+    proc::SnapshotTarget& target = *it->second.target;
+    Worker::Space& space = it->second;
+    absl::Status unwound = Unwind(w, s, target, *space.space);
+    if (!unwound.ok()) {
+      s.error = std::string(unwound.message());
+      continue;
+    }
+    // Frames' modules: AddressSpace indexes -> the sample's own list.
+    const std::vector<unwinder::MappedModule>& mms = space.space->modules();
+    space.modules.resize(mms.size());
+    w.remap.assign(mms.size(), -1);
+    for (unwinder::Frame& f : s.thread.frames) {
+      if (f.module < 0) continue;
+      int& to = w.remap[f.module];
+      if (to < 0) {
+        std::unique_ptr<const unwinder::ModuleInfo>& info = space.modules[f.module];
+        if (info == nullptr) {
+          info = std::make_unique<const unwinder::ModuleInfo>(
+              unwinder::DescribeModule(mms[f.module]));
+        }
+        to = static_cast<int>(s.modules.size());
+        s.modules.push_back(info.get());
+      }
+      f.module = to;
+    }
+  }
+  if (w.format) {
+    for (size_t i = 0; i < batch.size; ++i) w.format(batch.samples[i], &batch.text);
+    // Only the text goes on: empty the samples here, where their memory
+    // is still in this core's cache, not on the writer's.
+    for (size_t i = 0; i < batch.size; ++i) batch.samples[i].Reset();
   }
 }
 

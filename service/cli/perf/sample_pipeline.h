@@ -111,6 +111,12 @@ using SampleFormatterFactory = std::function<SampleFormatter()>;
 
 struct PipelineOptions {
   int jobs = 1;  // worker threads
+  // With one job, unwind each sample on the thread that Commits it, at
+  // once, and write its result there: no threads, no hand-offs, and the
+  // stack copy the reader has just read is still in this core's cache.
+  // For a file (`unwind perf --jobs=1`), not for a live sampler, whose
+  // reader must keep draining its ring buffers while samples are unwound.
+  bool inline_single_job = false;
   unwinder::UnwindOptions unwind;
   // When both are set, output is formatted on the workers in parallel, a
   // batch's samples into one buffer, and the writer thread hands each
@@ -172,6 +178,12 @@ class SamplePipeline {
 
   void Flush();  // hands the open batch to the workers
   void Work(Worker& w);
+  // Unwinds batch.samples[0, size) and, when the worker formats, appends
+  // their text to batch.text and empties them.
+  void UnwindBatch(Worker& w, Batch& batch);
+  // inline_: the committed sample, unwound and written on this thread.
+  void RunInline();
+  void WriteInlineText();
   // Unwinds `s` over `target` and `space` (its stack copy read from the
   // stack file when it is there).
   absl::Status Unwind(Worker& w, UnwoundSample& s, proc::SnapshotTarget& target,
@@ -201,6 +213,7 @@ class SamplePipeline {
   bool closing_ = false;
   bool finished_ = false;
   bool workers_format_ = false;  // worker_formatter and write_text set
+  bool inline_ = false;  // one job, run on the caller's thread (RunInline)
   std::atomic<uint64_t> unwound_{0};
   // Batches written so far, which is the seq the writer writes next. Module
   // descriptions a worker dropped while unwinding a batch below it can be

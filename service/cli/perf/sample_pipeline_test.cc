@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -73,12 +74,21 @@ void SubmitAll(SamplePipeline& pipeline,
   }
 }
 
-class SamplePipelineTest : public testing::TestWithParam<int> {};
+// The parameter is the number of jobs; 0 is one job run inline, on the
+// thread that commits (PipelineOptions::inline_single_job).
+class SamplePipelineTest : public testing::TestWithParam<int> {
+ protected:
+  static PipelineOptions Options() {
+    PipelineOptions options;
+    options.jobs = std::max(1, GetParam());
+    options.inline_single_job = GetParam() == 0;
+    options.unwind.max_frames = 4;
+    return options;
+  }
+};
 
 TEST_P(SamplePipelineTest, ModulesOutliveDroppedTargets) {
-  PipelineOptions options;
-  options.jobs = GetParam();
-  options.unwind.max_frames = 4;
+  PipelineOptions options = Options();
   uint32_t next_tid = 0;
   int checked = 0;
   {
@@ -104,9 +114,7 @@ TEST_P(SamplePipelineTest, ModulesOutliveDroppedTargets) {
 }
 
 TEST_P(SamplePipelineTest, WorkersFormatInOrder) {
-  PipelineOptions options;
-  options.jobs = GetParam();
-  options.unwind.max_frames = 4;
+  PipelineOptions options = Options();
   options.worker_formatter = [] {
     return [](const UnwoundSample& s, cli::TextBuffer* out) {
       const int m = s.thread.frames.empty() ? -1 : s.thread.frames[0].module;
@@ -134,9 +142,7 @@ TEST_P(SamplePipelineTest, WorkersFormatInOrder) {
 // large the samples, instead of 64 samples a batch.
 TEST_P(SamplePipelineTest, HeldInputIsBoundedByBytes) {
   constexpr size_t kChunk = size_t{256} << 10;  // a record's worth each
-  PipelineOptions options;
-  options.jobs = GetParam();
-  options.unwind.max_frames = 4;
+  PipelineOptions options = Options();
   int live = 0;
   int most = 0;
   std::mutex mu;
@@ -181,13 +187,55 @@ TEST_P(SamplePipelineTest, HeldInputIsBoundedByBytes) {
     pipeline.Finish();
   }
   EXPECT_EQ(live, 0);
+  if (GetParam() == 0) {
+    // Inline, a sample lets go of its chunk once it is written, before
+    // the next one is read.
+    EXPECT_EQ(most, 1);
+    return;
+  }
   // At most 2 * jobs + 4 batches in flight, and the open one, each of
   // kBatchHeldBytes / kChunk samples.
   const int per_batch = static_cast<int>(kBatchHeldBytes / kChunk);
   EXPECT_LE(most, (2 * GetParam() + 4 + 1) * per_batch + 1);
 }
 
-INSTANTIATE_TEST_SUITE_P(Jobs, SamplePipelineTest, testing::Values(1, 2, 4));
+INSTANTIATE_TEST_SUITE_P(Jobs, SamplePipelineTest, testing::Values(0, 1, 2, 4));
+
+// One job inline: each sample is unwound and written on the committing
+// thread before Commit returns; text comes out in order, a batch's worth
+// at a time and the rest at Finish.
+TEST(SamplePipelineInlineTest, WritesOnTheCommittingThreadBeforeCommitReturns) {
+  PipelineOptions options;
+  options.jobs = 1;
+  options.inline_single_job = true;
+  options.unwind.max_frames = 4;
+  const std::thread::id caller = std::this_thread::get_id();
+  uint32_t written = 0;
+  const std::vector<std::shared_ptr<const std::vector<proc::SnapshotMapping>>> tables =
+      Tables();
+  SamplePipeline pipeline(options, [&](UnwoundSample& s) {
+    EXPECT_EQ(std::this_thread::get_id(), caller);
+    EXPECT_EQ(s.tid, written);
+    ASSERT_FALSE(s.thread.frames.empty());
+    EXPECT_GE(s.thread.frames[0].module, 0);
+    ++written;
+  });
+  for (uint32_t n = 0; n < 10; ++n) {
+    UnwoundSample& s = pipeline.Next();
+    s.pid = 1000;
+    s.tid = n;
+    s.target_id = 1;
+    s.mappings = pipeline.Hold(tables[0]);
+    s.registers = arch::RegisterSet(arch::Arch::kX86_64);
+    s.registers.Set(s.registers.info().pc, kBase + 0x1000);
+    s.registers.Set(s.registers.info().sp, 0x7ff000);
+    pipeline.Commit();
+    EXPECT_EQ(written, n + 1);
+    EXPECT_EQ(pipeline.unwound(), n + 1);
+  }
+  pipeline.Finish();
+  EXPECT_EQ(written, 10u);
+}
 
 }  // namespace
 }  // namespace unwindd::service::perf

@@ -283,6 +283,7 @@ class ProfileBuilder {
 
   const absl::Status& status() const { return status_; }
   const profile::Profile* profile() const { return profile_.get(); }
+  profile::Profile* mutable_profile() { return profile_.get(); }
   uint64_t first_seq() const { return first_seq_; }
 
  private:
@@ -369,7 +370,7 @@ class ProfileSink : public SampleSink {
 
   absl::Status Finish(const ProfileInfo& info) override {
     std::vector<const profile::Profile*> parts;
-    const ProfileBuilder* first = nullptr;
+    ProfileBuilder* first = nullptr;
     for (const std::unique_ptr<ProfileBuilder>& b : builders_) {
       if (!b->status().ok()) return b->status();
       if (b->profile() == nullptr) continue;
@@ -379,16 +380,21 @@ class ProfileSink : public SampleSink {
     // The weight is what the first sample's event says (profile.h).
     profile::Profile merged(first != nullptr ? first->profile()->weight_type()
                                              : profile::ValueType{"cpu", "nanoseconds"});
-    if (absl::Status s = profile::MergeProfiles(parts, merged); !s.ok()) return s;
-    if (perf_maps_ != nullptr) NamePerfMapCode(*perf_maps_, merged);
+    // One builder saw every sample: its profile is what a merge would make
+    // of it (MergeProfiles' contract), without building it again.
+    profile::Profile* whole = parts.size() == 1 ? first->mutable_profile() : &merged;
+    if (parts.size() > 1) {
+      if (absl::Status s = profile::MergeProfiles(parts, merged); !s.ok()) return s;
+    }
+    if (perf_maps_ != nullptr) NamePerfMapCode(*perf_maps_, *whole);
     std::string bytes;
     if (format_ == SinkFormat::kPprof) {
       absl::StatusOr<std::string> gz = profile::WritePprof(
-          merged, {info.time_nanos, info.duration_nanos, info.period, {}});
+          *whole, {info.time_nanos, info.duration_nanos, info.period, {}});
       if (!gz.ok()) return gz.status();
       bytes = *std::move(gz);
     } else {
-      bytes = profile::WriteFolded(merged, {});
+      bytes = profile::WriteFolded(*whole, {});
     }
     absl::Status s = Write(out_, bytes);
     if (s.ok() && std::fflush(out_) != 0) s = absl::DataLossError("cannot write the output");

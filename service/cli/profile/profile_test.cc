@@ -359,6 +359,31 @@ TEST(ProfileTest, MergedPartsEqualOneProfileFedInOrder) {
   }
   EXPECT_EQ(merged.totals().count, whole.totals().count);
   EXPECT_EQ(merged.totals().weight, whole.totals().weight);
+
+  // A profile one builder made of every sample is what merging it alone
+  // makes, table for table and index for index: the sinks write such a
+  // profile as it is (ProfileSink::Finish), without merging it.
+  Profile alone;
+  const Profile* one[] = {&parts[0]};
+  ASSERT_TRUE(MergeProfiles(one, alone).ok());
+  EXPECT_EQ(alone.modules(), parts[0].modules());
+  ASSERT_EQ(alone.locations().size(), parts[0].locations().size());
+  for (size_t i = 0; i < alone.locations().size(); ++i) {
+    EXPECT_EQ(alone.locations()[i], parts[0].locations()[i]) << i;
+  }
+  EXPECT_EQ(alone.label_sets(), parts[0].label_sets());
+  ASSERT_EQ(alone.nodes().size(), parts[0].nodes().size());
+  for (size_t i = 0; i < alone.nodes().size(); ++i) {
+    EXPECT_EQ(alone.nodes()[i].parent, parts[0].nodes()[i].parent) << i;
+    EXPECT_EQ(alone.nodes()[i].location, parts[0].nodes()[i].location) << i;
+  }
+  ASSERT_EQ(alone.samples().size(), parts[0].samples().size());
+  for (size_t i = 0; i < alone.samples().size(); ++i) {
+    EXPECT_EQ(alone.samples()[i].label_set, parts[0].samples()[i].label_set) << i;
+    EXPECT_EQ(alone.samples()[i].node, parts[0].samples()[i].node) << i;
+    EXPECT_EQ(alone.samples()[i].values.count, parts[0].samples()[i].values.count) << i;
+    EXPECT_EQ(alone.samples()[i].values.weight, parts[0].samples()[i].values.weight) << i;
+  }
 }
 
 }  // namespace
