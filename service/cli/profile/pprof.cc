@@ -99,6 +99,46 @@ std::string EncodePprof(const Profile& profile, const PprofOptions& options) {
   for (const Profile::Location& loc : profile.locations()) {
     if (loc.module != kNoModule) mapping_id[loc.module] = 1;
   }
+  // The samples, and, from the same walk up each stack, in how many
+  // samples each module is (for the program's mapping, below).
+  std::vector<int64_t> in_samples(profile.modules().size(), 0);
+  std::vector<int> seen;
+  std::vector<uint64_t> location_ids;
+  std::vector<uint32_t> stack;
+  // The label keys' indexes, each looked up when first used.
+  int64_t pid_key = -1, tid_key = -1, comm_key = -1;
+  auto key = [&strings](int64_t& k, absl::string_view name) {
+    if (k < 0) k = strings.Index(name);
+    return k;
+  };
+  for (const Profile::StackSample& s : profile.samples()) {
+    msg.Clear();
+    location_ids.clear();
+    seen.clear();
+    // Location ids are 1 + the index in locations().
+    profile.StackLocations(s.node, &stack);
+    for (uint32_t l : stack) {
+      location_ids.push_back(uint64_t{l} + 1);
+      const int module = profile.locations()[l].module;
+      if (module == kNoModule || absl::c_linear_search(seen, module)) continue;
+      seen.push_back(module);
+      in_samples[module] += s.values.count;
+    }
+    msg.PackedVarints(f::kSampleLocationId, location_ids);
+    const int64_t values[] = {s.values.count, s.values.weight};
+    msg.PackedInt64s(f::kSampleValue, values);
+    const ThreadLabels& labels = profile.label_sets()[s.label_set];
+    // Strings are interned when first used, key before value, so that the
+    // table holds only what the profile refers to, in a fixed order.
+    if (labels.pid) WriteLabel(key(pid_key, "pid"), &*labels.pid, 0, msg);
+    if (labels.tid) WriteLabel(key(tid_key, "tid"), &*labels.tid, 0, msg);
+    if (!labels.comm.empty()) {
+      const int64_t k = key(comm_key, "comm");
+      WriteLabel(k, nullptr, strings.Index(labels.comm), msg);
+    }
+    body.Message(f::kSample, msg);
+  }
+
   std::vector<size_t> mapping_order;
   for (size_t i = 0; i < mapping_id.size(); ++i) {
     if (mapping_id[i] != 0) mapping_order.push_back(i);
@@ -106,19 +146,6 @@ std::string EncodePprof(const Profile& profile, const PprofOptions& options) {
   {
     // The program: of the modules that may be one, the one in most
     // samples (`perf record -- timeout 5 ./prog` maps two programs).
-    std::vector<int64_t> in_samples(profile.modules().size(), 0);
-    std::vector<uint32_t> locations;
-    std::vector<int> seen;
-    for (const Profile::StackSample& s : profile.samples()) {
-      profile.StackLocations(s.node, &locations);
-      seen.clear();
-      for (uint32_t l : locations) {
-        const int module = profile.locations()[l].module;
-        if (module == kNoModule || absl::c_linear_search(seen, module)) continue;
-        seen.push_back(module);
-        in_samples[module] += s.values.count;
-      }
-    }
     size_t main = mapping_order.size();
     for (size_t k = 0; k < mapping_order.size(); ++k) {
       if (!MayBeMainBinary(profile.modules()[mapping_order[k]])) continue;
@@ -133,29 +160,6 @@ std::string EncodePprof(const Profile& profile, const PprofOptions& options) {
     }
   }
   for (size_t k = 0; k < mapping_order.size(); ++k) mapping_id[mapping_order[k]] = k + 1;
-
-  std::vector<uint64_t> location_ids;
-  std::vector<uint32_t> stack;
-  for (const Profile::StackSample& s : profile.samples()) {
-    msg.Clear();
-    location_ids.clear();
-    // Location ids are 1 + the index in locations().
-    profile.StackLocations(s.node, &stack);
-    for (uint32_t l : stack) location_ids.push_back(uint64_t{l} + 1);
-    msg.PackedVarints(f::kSampleLocationId, location_ids);
-    const int64_t values[] = {s.values.count, s.values.weight};
-    msg.PackedInt64s(f::kSampleValue, values);
-    const ThreadLabels& labels = profile.label_sets()[s.label_set];
-    // Strings are interned when first used, key before value, so that the
-    // table holds only what the profile refers to, in a fixed order.
-    if (labels.pid) WriteLabel(strings.Index("pid"), &*labels.pid, 0, msg);
-    if (labels.tid) WriteLabel(strings.Index("tid"), &*labels.tid, 0, msg);
-    if (!labels.comm.empty()) {
-      const int64_t key = strings.Index("comm");
-      WriteLabel(key, nullptr, strings.Index(labels.comm), msg);
-    }
-    body.Message(f::kSample, msg);
-  }
 
   // Functions: one per distinct name a location has (JIT code), ids 1..
   // in the order of the locations.
