@@ -4,7 +4,9 @@
 // process's mapping table at their time: proc/perf/perf_snapshot.h) and
 // Submits them; workers unwind them over SnapshotTargets and AddressSpaces
 // of their own (one per mapping table, kept while it lasts); one writer
-// thread hands each result, in submission order, to the sink.
+// thread hands each result, in submission order, to the sink. With one
+// job and PipelineOptions::inline_single_job (`unwind perf`'s default),
+// there are no threads: Commit unwinds the sample and writes it at once.
 //
 //   SamplePipeline pipeline(options, [&](UnwoundSample& s) { sink.Add(s); });
 //   UnwoundSample job;
