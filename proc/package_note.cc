@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -104,6 +105,15 @@ absl::StatusOr<PackageNote> FindPackageNote(absl::Span<const uint8_t> notes) {
   return absl::NotFoundError("no package note");
 }
 
+absl::StatusOr<PackageNote> FindPackageNoteInAreas(
+    absl::Span<const absl::Span<const uint8_t>> areas) {
+  for (absl::Span<const uint8_t> area : areas) {
+    absl::StatusOr<PackageNote> p = FindPackageNote(area);
+    if (!absl::IsNotFound(p.status())) return p;
+  }
+  return absl::NotFoundError("no package note");
+}
+
 absl::StatusOr<PackageNote> ReadPackageNoteFromFile(const std::string& path) {
   memory::ScopedFd fd = memory::OpenCloexec(path.c_str(), O_RDONLY);
   if (!fd.valid()) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
@@ -112,10 +122,15 @@ absl::StatusOr<PackageNote> ReadPackageNoteFromFile(const std::string& path) {
   if (elf == nullptr) {
     return absl::DataLossError(absl::StrCat(path, ": ", elf_errmsg(-1)));
   }
-  absl::StatusOr<PackageNote> found = absl::NotFoundError(
-      absl::StrCat(path, " has no package note"));
-  // Sections first: a stripped or split file keeps .note.package; PT_NOTE
-  // for files whose section headers are gone.
+  // The note areas as FindPackageNoteInAreas wants them: sections, or
+  // segments when there is no note section.
+  std::vector<absl::Span<const uint8_t>> areas;
+  auto add = [&areas](const Elf_Data* data) {
+    if (data != nullptr && data->d_buf != nullptr) {
+      areas.push_back(absl::MakeConstSpan(static_cast<const uint8_t*>(data->d_buf),
+                                          data->d_size));
+    }
+  };
   size_t shstrndx = 0;
   bool have_sections = false;
   if (elf_getshdrstrndx(elf, &shstrndx) == 0) {
@@ -124,36 +139,24 @@ absl::StatusOr<PackageNote> ReadPackageNoteFromFile(const std::string& path) {
       GElf_Shdr shdr;
       if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_NOTE) continue;
       have_sections = true;
-      Elf_Data* data = elf_getdata(scn, nullptr);
-      if (data == nullptr || data->d_buf == nullptr) continue;
-      absl::StatusOr<PackageNote> p = FindPackageNote(absl::MakeConstSpan(
-          static_cast<const uint8_t*>(data->d_buf), data->d_size));
-      if (!absl::IsNotFound(p.status())) {
-        found = std::move(p);
-        break;
-      }
+      add(elf_getdata(scn, nullptr));
     }
   }
   size_t phnum = 0;
   if (!have_sections && elf_getphdrnum(elf, &phnum) == 0) {
     for (size_t i = 0; i < phnum; ++i) {
       GElf_Phdr ph;
-      if (gelf_getphdr(elf, static_cast<int>(i), &ph) == nullptr ||
-          ph.p_type != PT_NOTE) {
+      if (gelf_getphdr(elf, static_cast<int>(i), &ph) == nullptr || ph.p_type != PT_NOTE) {
         continue;
       }
-      Elf_Data* data =
-          elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz, ELF_T_BYTE);
-      if (data == nullptr || data->d_buf == nullptr) continue;
-      absl::StatusOr<PackageNote> p = FindPackageNote(absl::MakeConstSpan(
-          static_cast<const uint8_t*>(data->d_buf), data->d_size));
-      if (!absl::IsNotFound(p.status())) {
-        found = std::move(p);
-        break;
-      }
+      add(elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz, ELF_T_BYTE));
     }
   }
-  elf_end(elf);
+  absl::StatusOr<PackageNote> found = FindPackageNoteInAreas(areas);
+  elf_end(elf);  // the areas point into it
+  if (absl::IsNotFound(found.status())) {
+    return absl::NotFoundError(absl::StrCat(path, " has no package note"));
+  }
   return found;
 }
 

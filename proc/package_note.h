@@ -53,6 +53,13 @@ absl::StatusOr<PackageNote> ParsePackageNote(absl::string_view json);
 // NotFound if none; DataLoss if the notes are malformed before one is.
 absl::StatusOr<PackageNote> FindPackageNote(absl::Span<const uint8_t> notes);
 
+// The package note of a file's note areas: its SHT_NOTE sections, or its
+// PT_NOTE segments when it has no note sections (a stripped or split file
+// keeps .note.package; segments for files whose section headers are
+// gone). The first area that holds one, or is malformed before one, says.
+absl::StatusOr<PackageNote> FindPackageNoteInAreas(
+    absl::Span<const absl::Span<const uint8_t>> areas);
+
 // From an ELF file, with libelf (SHT_NOTE sections, else PT_NOTE segments).
 absl::StatusOr<PackageNote> ReadPackageNoteFromFile(const std::string& path);
 

@@ -63,6 +63,22 @@ TEST(PackageNoteTest, OnlyOwnerFdoAndTheTypeCount) {
   EXPECT_TRUE(absl::IsNotFound(FindPackageNote({}).status()));
 }
 
+// A file's note areas (sections, or segments): the first that holds the
+// note, or is malformed before one, answers; areas without one are passed.
+TEST(PackageNoteTest, FindsTheNoteInTheFirstAreaThatSays) {
+  const std::vector<uint8_t> build_id = Note("GNU", 3, std::string(20, '\x11'));
+  const std::vector<uint8_t> pkg = Note("FDO", kPackageNoteType, std::string(kJson) + '\0');
+  std::vector<uint8_t> cut = pkg;
+  cut.resize(cut.size() - 8);  // its descriptor runs past the end
+  using Areas = std::vector<absl::Span<const uint8_t>>;
+  absl::StatusOr<PackageNote> p = FindPackageNoteInAreas(Areas{build_id, pkg});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->Get("name"), "coreutils");
+  EXPECT_TRUE(absl::IsDataLoss(FindPackageNoteInAreas(Areas{build_id, cut, pkg}).status()));
+  EXPECT_TRUE(absl::IsNotFound(FindPackageNoteInAreas(Areas{build_id}).status()));
+  EXPECT_TRUE(absl::IsNotFound(FindPackageNoteInAreas(Areas{}).status()));
+}
+
 TEST(PackageNoteTest, MalformedNotesAndJsonAreDataLoss) {
   std::vector<uint8_t> n = Note("FDO", kPackageNoteType, std::string(kJson) + '\0');
   n[4] = 0xff;  // descsz past the end

@@ -16,11 +16,7 @@ namespace {
 // The package note among an opened module's note areas; Unavailable when
 // what was read cannot be trusted (the file changed meanwhile).
 absl::StatusOr<proc::PackageNote> PackageNoteOf(const unwinder::Module& module) {
-  absl::StatusOr<proc::PackageNote> p = absl::NotFoundError("no note area");
-  for (absl::Span<const uint8_t> area : module.NoteAreas()) {
-    p = proc::FindPackageNote(area);
-    if (!absl::IsNotFound(p.status())) break;
-  }
+  absl::StatusOr<proc::PackageNote> p = proc::FindPackageNoteInAreas(module.NoteAreas());
   if (module.changed()) return absl::UnavailableError("the file changed while it was read");
   return p;
 }
