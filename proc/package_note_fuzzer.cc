@@ -4,9 +4,12 @@
 // memory, so every input must parse or fail cleanly.
 //
 // Input layout: u8 mode; mode bit 0 set: the rest is JSON for
-// ParsePackageNote, else the rest is note bytes for FindPackageNote.
+// ParsePackageNote; else bit 1 set: up to 8 note areas, each a u16 length
+// and its bytes, for FindPackageNoteInAreas; else the rest is note bytes
+// for FindPackageNote.
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "proc/package_note.h"
@@ -27,6 +30,13 @@ void Run(const uint8_t* data, size_t size) {
   if (mode & 1) {
     Use(ParsePackageNote(absl::string_view(reinterpret_cast<const char*>(rest.data()),
                                            rest.size())));
+  } else if (mode & 2) {
+    fuzz::FuzzInput areas_in(rest.data(), rest.size());
+    std::vector<absl::Span<const uint8_t>> areas;
+    while (areas_in.remaining() > 0 && areas.size() < 8) {
+      areas.push_back(areas_in.Bytes(areas_in.U16()));
+    }
+    Use(FindPackageNoteInAreas(areas));
   } else {
     Use(FindPackageNote(rest));
   }
