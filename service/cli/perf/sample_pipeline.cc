@@ -69,19 +69,15 @@ SamplePipeline::SamplePipeline(PipelineOptions options, Sink sink)
   UseHugePagesForHeap();
   workers_format_ = options_.worker_formatter != nullptr && options_.write_text != nullptr;
   open_.samples.resize(kBatchSamples);
-  if (jobs == 1 && options_.inline_single_job) {
-    inline_ = true;
-    workers_.push_back(std::make_unique<Worker>());
-    if (workers_format_) workers_.back()->format = options_.worker_formatter();
-    return;
-  }
-  // Two batches per worker keep every worker busy while the writer drains,
-  // and the reader refills the second half while the first is unwound.
-  max_in_flight_ = std::min<size_t>(kMaxBatchesInFlight, 2 * jobs + 4);
   for (int i = 0; i < jobs; ++i) {
     workers_.push_back(std::make_unique<Worker>());
     if (workers_format_) workers_.back()->format = options_.worker_formatter();
   }
+  inline_ = jobs == 1 && options_.inline_single_job;
+  if (inline_) return;  // the one worker runs on the caller's thread
+  // Two batches per worker keep every worker busy while the writer drains,
+  // and the reader refills the second half while the first is unwound.
+  max_in_flight_ = std::min<size_t>(kMaxBatchesInFlight, 2 * jobs + 4);
   for (int i = 0; i < jobs; ++i) {
     threads_.emplace_back([this, w = workers_[i].get()] { Work(*w); });
   }
@@ -169,7 +165,6 @@ void SamplePipeline::RunInline() {
   open_.tables.clear();
   open_.bytes.clear();
   w.retired.clear();
-  written_.store(open_.seq + 1, std::memory_order_relaxed);
 }
 
 void SamplePipeline::WriteInlineText() {
