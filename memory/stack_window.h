@@ -58,6 +58,10 @@ class StackWindow final : public Memory {
   // One past the highest window byte read so far (0 if none): the next
   // unwind's top_hint.
   uint64_t highest_read() const { return high_ == 0 ? 0 : start_ + high_; }
+  // The mark highest_read() is made from, to put back after reads that
+  // were only a check (a replayed walk's, unwinder/walk_replay.h).
+  uint64_t high_mark() const { return high_; }
+  void reset_high_mark(uint64_t mark) { high_ = mark; }
 
   // A word of `size` (4 or 8) bytes, little-endian, zero-extended; false if
   // unreadable.

@@ -25,6 +25,7 @@
 #include "unwinder/module.h"
 #include "unwinder/module_cache.h"
 #include "unwinder/step_cache.h"
+#include "unwinder/walk_replay.h"
 
 namespace unwindd::unwinder {
 
@@ -83,6 +84,8 @@ class AddressSpace {
   MappedModule& module(int index) { return modules_[index]; }
   // The step loop's per-PC memo for this address space (step_cache.h).
   StepCache& step_cache() { return step_cache_; }
+  // The last walk of each thread (UnwindOptions::thread_key; walk_replay.h).
+  WalkReplay& walk_replay() { return walk_replay_; }
   // One past the highest stack byte the last unwind of the stack mapped at
   // `stack_lo` read (0 if none): where the next unwind's first bulk read of
   // that stack should end (memory::StackWindow::ReadAhead).
@@ -115,6 +118,7 @@ class AddressSpace {
 
   std::vector<MappedModule> modules_;  // sorted by start
   StepCache step_cache_;
+  WalkReplay walk_replay_;
   absl::flat_hash_map<uint64_t, uint64_t> stack_top_hints_;
   uint64_t code_address_mask_ = 0;
 };

@@ -4,6 +4,10 @@
 // ld.so from fixture/sysroot, its vDSO) as a profiler's sample
 // (proc::SnapshotTarget). Every source order of --sources is exercised, and
 // every frame's row comes from real .eh_frame, applied to hostile values.
+// Each input is also walked as two samples of one thread, the second with
+// a few words changed, to check that a walk that takes its rest from the
+// last one (walk_replay.h) gives exactly what one that steps through gives
+// (CheckReplay).
 //
 // Input layout (tools/fuzz/fuzz_input.h; missing bytes are zeros):
 //   u8  policy    which --sources order (see Policy)
@@ -19,12 +23,15 @@
 // stack) into DIR and exits (tools/fuzz/make_seeds.sh).
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -142,6 +149,64 @@ void WriteSeeds(proc::CoreTarget& core, const std::string& dir) {
   }
 }
 
+// Everything a walk gives, field by field.
+std::string Describe(const ThreadStack& t) {
+  std::string out;
+  for (const Frame& f : t.frames) {
+    absl::StrAppend(&out, absl::Hex(f.pc), "/", absl::Hex(f.sp), "/", MethodName(f.method), "/",
+                    f.module, "/", absl::Hex(f.rel_pc), "/", absl::Hex(f.file_offset), " ");
+  }
+  absl::StrAppend(&out, StopReasonName(t.stop), ": ", t.stop_detail);
+  return out;
+}
+
+// A walk that may take its rest from the thread's last one
+// (walk_replay.h) must give what a walk that does not gives: the sample is
+// walked once with a thread key (recorded), then a second sample, the same
+// with a few of its stack words and maybe its frame pointer changed (words
+// and values from the stack's own bytes), both ways.
+void CheckReplay(const proc::SnapshotSample& first, const UnwindOptions& options) {
+  UnwindOptions keyed = options;
+  keyed.thread_key = 1;
+  AddressSpace replaying(*fixture->target, fixture->cache);
+  AddressSpace plain(*fixture->target, fixture->cache);
+  auto walk = [](const proc::SnapshotSample& s, AddressSpace& space,
+                 const UnwindOptions& o) -> std::optional<ThreadStack> {
+    if (!fixture->target->SetSample(s).ok()) return std::nullopt;
+    ProcessStacks out = UnwindTarget(*fixture->target, space, o);
+    fixture->target->ClearSample();
+    if (out.threads.empty()) return std::nullopt;
+    return out.threads[0];
+  };
+  if (!walk(first, replaying, keyed).has_value()) return;
+  std::vector<uint8_t> bytes(first.stack.begin(), first.stack.end());
+  const size_t words = bytes.size() / 8;
+  uint64_t seed = 0x9e3779b97f4a7c15ull;
+  for (size_t i = 0; i < std::min<size_t>(bytes.size(), 64); ++i) {
+    seed = (seed ^ bytes[i]) * 0x100000001b3ull;
+  }
+  proc::SnapshotSample second = first;
+  for (int k = 0; words > 0 && k < static_cast<int>(seed % 4); ++k) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    const size_t at = (seed >> 20) % words;
+    uint64_t v;
+    std::memcpy(&v, &bytes[at * 8], 8);
+    v ^= (seed >> 40) + 1;
+    std::memcpy(&bytes[at * 8], &v, 8);
+  }
+  if ((seed >> 62) == 3 && second.registers.Valid(6)) {
+    second.registers.Set(6, second.registers.Get(6) + 16);  // rbp
+  }
+  second.stack = bytes;
+  const std::optional<ThreadStack> a = walk(second, replaying, keyed);
+  const std::optional<ThreadStack> b = walk(second, plain, options);
+  if (a.has_value() != b.has_value() ||
+      (a.has_value() && Describe(*a) != Describe(*b))) {
+    Die(absl::StrCat("a replayed walk differs: ", a ? Describe(*a) : "none", " against ",
+                     b ? Describe(*b) : "none"));
+  }
+}
+
 void Run(const uint8_t* data, size_t size) {
   fuzz::FuzzInput in(data, size);
   UnwindOptions options;
@@ -169,6 +234,7 @@ void Run(const uint8_t* data, size_t size) {
   AddressSpace space(*fixture->target, fixture->cache);
   UnwindTarget(*fixture->target, space, options);
   fixture->target->ClearSample();
+  CheckReplay(sample, options);
 }
 
 }  // namespace

@@ -271,6 +271,45 @@ void UnwindRegistersInto(AddressSpace& space, memory::Memory& memory,
 
 namespace {
 
+// The rest of a walk that has reached frame `at` of `last` (same PC and
+// SP, `regs` its registers, already in `out`): `last`'s frames from there,
+// if what it needs of `regs` holds and every word it depends on reads the
+// same through `read_word` (walk_replay.h). False, with nothing changed
+// (not even the stack's highest read), otherwise.
+template <typename ReadWord>
+bool ReplayRest(const WalkReplay::Record& last, int at, const arch::RegisterSet& regs,
+                memory::StackWindow& stack, ReadWord& read_word, ThreadStack& out) {
+  const WalkReplay::Check* checks = last.checks.data();
+  const Frame* frames = last.frames.data();
+  if (checks[at].need_reg >= 0 && (!regs.Valid(checks[at].need_reg) ||
+                                   regs.GetUnchecked(checks[at].need_reg) !=
+                                       last.extras[at].need_value)) {
+    return false;
+  }
+  const uint64_t mark = stack.high_mark();
+  bool same = true;
+  uint64_t v = 0;
+  for (int i = at; i > 0 && same; --i) {
+    const Frame& caller = frames[i - 1];
+    same = read_word(caller.sp + checks[i].ra_offset, &v) && v == caller.pc &&
+           (!checks[i].slot || (read_word(caller.sp + checks[i].slot_offset, &v) &&
+                                v == last.extras[i].slot_value));
+  }
+  if (same && last.end == WalkReplay::End::kZeroPc) {
+    same = read_word(last.end_cfa + checks[0].ra_offset, &v) && v == 0;
+  }
+  if (!same) {
+    stack.reset_high_mark(mark);
+    return false;
+  }
+  size_t n = out.frames.size();
+  out.frames.resize(n + at);
+  for (int i = at - 1; i >= 0; --i, ++n) out.frames[n] = frames[i];
+  out.stop = last.stop;
+  out.stop_detail = last.stop_detail;
+  return true;
+}
+
 void UnwindWithStack(AddressSpace& space, memory::Memory& memory,
                      const arch::RegisterSet& initial, const UnwindOptions& options,
                      PrefetchedStack* prefetched, ThreadStack* result) {
@@ -316,6 +355,33 @@ void UnwindWithStack(AddressSpace& space, memory::Memory& memory,
   // Frame 0 is where the thread is, not a return address.
   bool instruction_pointer = true;
   Method method = Method::kInitial;
+  // The thread's last walk (walk_replay.h): `last` is read until this walk
+  // ends and records itself, however it ends.
+  WalkReplay* replay = options.thread_key != 0 && code_address_mask == 0
+                           ? &space.walk_replay()
+                           : nullptr;
+  if (replay != nullptr && !replay->Begin(options.thread_key, sp_reg)) replay = nullptr;
+  const WalkReplay::Record* last = nullptr;
+  int cursor = -1;  // last->frames index: the innermost not below this frame's SP
+  int replay_tries = 0;
+  struct Recorder {
+    WalkReplay* replay;
+    uint64_t key;
+    const ThreadStack& out;
+    int junction = -1;  // the index in `last` the walk took its rest from
+    WalkReplay::End end = WalkReplay::End::kNone;  // how a fast step found no caller
+    uint64_t end_cfa = 0;
+    ~Recorder() {
+      if (replay != nullptr) {
+        replay->Commit(key, out.frames.data(), junction, out.stop, out.stop_detail, end,
+                       end_cfa);
+      }
+    }
+  } recorder{replay, options.thread_key, out};
+  if (replay != nullptr) {
+    last = replay->last();
+    if (last != nullptr) cursor = static_cast<int>(last->frames.size()) - 1;
+  }
   while (true) {
     // Every step leaves a valid PC (or stops); SP may be unknown.
     const uint64_t pc = regs.Get(pc_reg);
@@ -334,8 +400,9 @@ void UnwindWithStack(AddressSpace& space, memory::Memory& memory,
       mm = space.Find(at.LookupAddress());
       module_index = space.IndexOf(mm);
     }
-    out.frames.push_back(Frame{pc, sp, method, module_index,
-                               mm != nullptr && mm->bias_known ? pc - mm->load_bias : 0});
+    const uint64_t rel_pc = mm != nullptr && mm->bias_known ? pc - mm->load_bias : 0;
+    out.frames.push_back(Frame{pc, sp, method, module_index, rel_pc});
+    if (replay != nullptr) replay->AddFrame(instruction_pointer);
 
     if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
       out.stop = StopReason::kCancelled;
@@ -345,19 +412,44 @@ void UnwindWithStack(AddressSpace& space, memory::Memory& memory,
       out.stop = StopReason::kMaxFrames;
       return;
     }
+    // A frame of the thread's last walk, at the same PC and SP: the rest may
+    // be that walk's rest.
+    if (last != nullptr && !instruction_pointer && replay_tries < 2 && regs.Valid(sp_reg)) {
+      while (cursor >= 0 && last->frames[cursor].sp < sp) --cursor;
+      if (cursor >= 0) {
+        const Frame& f = last->frames[cursor];
+        if (f.sp == sp && f.pc == pc && last->checks[cursor].replayable &&
+            out.frames.size() + cursor < static_cast<size_t>(max_frames)) {
+          ++replay_tries;
+          if (ReplayRest(*last, cursor, regs, stack, read_word, out)) {
+            recorder.junction = cursor;
+            return;
+          }
+        }
+      }
+    }
     bool signal_frame = false;
     // Frame 0, and a frame a signal interrupted, may be in an epilogue that
     // popped registers whose slots the row still names (cfi/rules.h).
     const uint64_t restored_below = instruction_pointer ? sp : 0;
     // The warm path: the cached compact row, applied in place. If it cannot
     // be applied (a read fails), the general path below says why.
-    CompactRow::Result fast = hit != nullptr
-                                  ? hit->row.ApplyInPlace(regs, facts, restored_below, read_word)
-                                  : CompactRow::Result::kFailed;
+    CompactRow::Result fast = CompactRow::Result::kFailed;
+    if (hit != nullptr) {
+      // Recorded: the row's CFA register's value before the step.
+      const int cfa_reg = hit->row.cfa_reg();
+      const uint64_t cfa_value =
+          replay != nullptr && regs.Valid(cfa_reg) ? regs.GetUnchecked(cfa_reg) : 0;
+      fast = hit->row.ApplyInPlace(regs, facts, restored_below, read_word);
+      if (replay != nullptr && fast != CompactRow::Result::kFailed) {
+        replay->EndStep(hit->row, cfa_value);
+      }
+    }
     if (fast == CompactRow::Result::kCaller) {
       method = hit->method;
     } else if (fast == CompactRow::Result::kOutermost) {
       out.stop = StopReason::kEndOfStack;
+      recorder.end = WalkReplay::End::kUndefined;
       return;
     } else {
       Step step = StepOnce(mm, stack, regs,
@@ -392,6 +484,10 @@ void UnwindWithStack(AddressSpace& space, memory::Memory& memory,
       // A zero return address ends the chain (what glibc's thread start
       // routines leave behind, and where eu-stack and gdb stop too).
       out.stop = StopReason::kEndOfStack;
+      if (fast == CompactRow::Result::kCaller) {
+        recorder.end = WalkReplay::End::kZeroPc;
+        recorder.end_cfa = caller_sp;
+      }
       return;
     }
     // Each step must make progress up the stack. Signal frames may move to

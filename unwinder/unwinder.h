@@ -23,6 +23,7 @@
 #include "memory/memory.h"
 #include "proc/target.h"
 #include "unwinder/address_space.h"
+#include "unwinder/frame.h"
 #include "unwinder/method.h"
 #include "unwinder/module_cache.h"
 #include "unwinder/source_policy.h"
@@ -44,21 +45,14 @@ struct UnwindOptions {
   // Used by UnwindTarget(target, cache, ...), which builds the address
   // space; an AddressSpace built by the caller has its own.
   const locate::LocateOptions* locate = nullptr;
+  // Non-zero: which thread of the address space this walk is (a profiler's
+  // tid). The walk then takes the frames it shares with that thread's last
+  // walk from it, when every word that walk read reads the same
+  // (walk_replay.h), and records itself for the next one. Results are the
+  // same either way. Zero: neither.
+  uint64_t thread_key = 0;
 };
 
-struct Frame {
-  uint64_t pc = 0;
-  uint64_t sp = 0;
-  Method method = Method::kInitial;
-  // -1 if no module maps pc; else, from UnwindTarget, an index into
-  // ProcessStacks::modules, and from UnwindRegisters, one into the
-  // AddressSpace's modules().
-  int module = -1;
-  uint64_t rel_pc = 0;   // pc - load bias (file address), when module >= 0
-  // pc's offset in the mapped file (FileOffsetOf), when module >= 0; set by
-  // UnwindTarget, not by UnwindRegisters.
-  uint64_t file_offset = 0;
-};
 
 struct ThreadStack {
   pid_t tid = 0;

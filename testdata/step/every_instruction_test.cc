@@ -164,6 +164,18 @@ std::string Hex(const std::vector<uint64_t>& pcs) {
   });
 }
 
+// Everything a walk gives, field by field.
+std::string Walk(const unwinder::ThreadStack& t) {
+  std::string out = "[";
+  for (const unwinder::Frame& f : t.frames) {
+    absl::StrAppend(&out, " ", absl::Hex(f.pc), "/", absl::Hex(f.sp), "/",
+                    unwinder::MethodName(f.method), "/", f.module, "/", absl::Hex(f.rel_pc), "/",
+                    absl::Hex(f.file_offset));
+  }
+  absl::StrAppend(&out, " ] ", unwinder::StopReasonName(t.stop), ": ", t.stop_detail);
+  return out;
+}
+
 struct Fixture {
   std::string name;
   int steps;
@@ -212,15 +224,22 @@ TEST_P(EveryInstructionTest, ASampleFromSpUnwindsToTheTrueReturnAddresses) {
   unwinder::ModuleCache cache;
   unwinder::AddressSpace copy_space(**target, cache);
   unwinder::AddressSpace live_space(**target, cache);
+  // The samples again, as a profiler's stream of one thread: each walk may
+  // take its outer frames from the last one (unwinder/walk_replay.h), and
+  // must give exactly what the walk without it (A) gives.
+  unwinder::AddressSpace replay_space(**target, cache);
+  unwinder::UnwindOptions replaying;
+  replaying.thread_key = 1;
+  int replay_differs = 0;
 
   std::vector<uint8_t> stack;
   auto unwind = [&](const arch::RegisterSet& regs, unwinder::AddressSpace& space,
-                    memory::Memory* process) {
+                    memory::Memory* process, const unwinder::UnwindOptions& options = {}) {
     const uint64_t sp = regs.sp();
     stack.resize(std::min<uint64_t>(kStackCopy, stack_hi - sp));
     EXPECT_TRUE(live->ReadFully(sp, absl::MakeSpan(stack)).ok());
     EXPECT_TRUE((*target)->SetSample({pid, regs, sp, stack, process}).ok());
-    unwinder::ProcessStacks out = unwinder::UnwindTarget(**target, space, {});
+    unwinder::ProcessStacks out = unwinder::UnwindTarget(**target, space, options);
     (*target)->ClearSample();
     return out.threads.at(0);
   };
@@ -254,6 +273,12 @@ TEST_P(EveryInstructionTest, ASampleFromSpUnwindsToTheTrueReturnAddresses) {
 
     const unwinder::ThreadStack a = unwind(*regs, copy_space, nullptr);
     const unwinder::ThreadStack b = unwind(*regs, live_space, live.get());
+    const unwinder::ThreadStack c = unwind(*regs, replay_space, nullptr, replaying);
+    if (Walk(c) != Walk(a) && replay_differs++ < 8) {
+      ADD_FAILURE() << fixture.name << " step " << step << " pc 0x" << std::hex << regs->pc()
+                    << std::dec << ": the walk that may replay gives " << Walk(c)
+                    << ", the walk that does not " << Walk(a);
+    }
     const bool a_ok = Pcs(a) == want && a.stop == unwinder::StopReason::kEndOfStack;
     const bool b_ok = Pcs(b) == want && b.stop == unwinder::StopReason::kEndOfStack;
     if (a_ok && b_ok) {
@@ -282,6 +307,14 @@ TEST_P(EveryInstructionTest, ASampleFromSpUnwindsToTheTrueReturnAddresses) {
               "(both walks agree), %d not%s\n",
               fixture.name.c_str(), fixture.steps, same, installs, failed, where.c_str());
   EXPECT_EQ(failed, 0);
+  EXPECT_EQ(replay_differs, 0);
+  const unwinder::WalkReplay::Stats& replayed = replay_space.walk_replay().stats();
+  std::printf("%s: %lu of %lu walks took frames from the last one (%lu frames)\n",
+              fixture.name.c_str(), static_cast<unsigned long>(replayed.replayed_walks),
+              static_cast<unsigned long>(replayed.walks),
+              static_cast<unsigned long>(replayed.replayed_frames));
+  // The stepper's instructions are mostly below main's frames, which stay.
+  EXPECT_GT(replayed.replayed_walks, replayed.walks / 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -69,6 +69,21 @@ class CompactRow {
   Result ApplyInPlace(arch::RegisterSet& regs, const ArchFacts& arch,
                       uint64_t restored_below, ReadWord&& read) const;
 
+  // The register the CFA is an offset from.
+  int cfa_reg() const { return cfa_reg_; }
+  // What ApplyInPlace reads: the return address at CFA + ra_offset()
+  // (unless undefined), and each saved register's slot.
+  bool ra_undefined() const { return ra_undefined_; }
+  int ra_offset() const { return ra_offset_; }
+  int ra_reg() const { return ra_reg_; }
+  // The offset from the CFA of `reg`'s slot, if the row saves it.
+  std::optional<int> SavedOffset(int reg) const {
+    for (int i = 0; i < num_saved_; ++i) {
+      if (saved_reg_[i] == reg) return saved_offset_[i];
+    }
+    return std::nullopt;
+  }
+
  private:
   int32_t cfa_offset_ = 0;
   uint8_t cfa_reg_ = 0;

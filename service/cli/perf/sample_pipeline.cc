@@ -315,12 +315,16 @@ absl::Status SamplePipeline::Unwind(Worker& w, UnwoundSample& s, proc::SnapshotT
     // A file that shrank gives less: the stack ends where the bytes do.
     if (got == want) stack_end = sp + valid;
   }
+  // Consecutive samples of a thread share their outer frames: the walk
+  // takes them from the thread's last one when its words read the same
+  // (unwinder/walk_replay.h). Never zero, whatever the tid.
+  unwinder::UnwindOptions unwind = options_.unwind;
+  unwind.thread_key = (uint64_t{1} << 32) | static_cast<uint32_t>(s.tid);
   for (int attempt = 0; attempt < 2; ++attempt) {
     absl::Status set = target.SetSample(
         {static_cast<pid_t>(s.tid), s.registers, sp, stack, nullptr, stack_end});
     if (!set.ok()) return set;
-    unwinder::UnwindRegistersInto(space, target.memory(), s.registers, options_.unwind,
-                                  &s.thread);
+    unwinder::UnwindRegistersInto(space, target.memory(), s.registers, unwind, &s.thread);
     const bool missed = target.stack_missed();
     target.ClearSample();
     if (!missed) break;
