@@ -90,6 +90,7 @@ void WalkReplay::Commit(uint64_t key, const Frame* frames, int junction, StopRea
     ++stats_.replayed_walks;
     stats_.replayed_frames += kept - 1;
   }
+  // (More than kMaxRecordFrames steps: AddFrame stopped adding them.)
   const size_t total = kept + steps_.size() - (kept > 0 ? 1 : 0);
   if (frames_total_ - old_frames + total > kMaxFrames || records_.size() >= kMaxRecords) {
     records_.clear();

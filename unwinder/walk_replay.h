@@ -103,12 +103,16 @@ class WalkReplay {
 
   // Recording a walk: each frame in the order walked (innermost first),
   // then its step.
-  void AddFrame(bool instruction_pointer) { steps_.push_back({instruction_pointer, -1}); }
+  void AddFrame(bool instruction_pointer) {
+    // Past kMaxRecordFrames the walk will not be kept: stop growing.
+    if (steps_.size() > kMaxRecordFrames) return;
+    steps_.push_back({instruction_pointer, -1});
+  }
   // The last frame's step, taken by the step cache's `row` (to its caller,
   // or to no caller), with its CFA register's value `cfa_value` before the
   // step. Not called for a step the general path took.
   void EndStep(const CompactRow& row, uint64_t cfa_value) {
-    if (steps_.empty()) return;
+    if (steps_.empty() || steps_.size() > kMaxRecordFrames) return;
     steps_.back().row = static_cast<int32_t>(rows_.size());
     rows_.push_back({row, cfa_value});
   }
