@@ -59,7 +59,11 @@ constexpr int kX86_64Regs = 17;
 struct Fixture {
   std::unique_ptr<proc::SnapshotTarget> target;
   std::vector<std::pair<uint64_t, uint64_t>> code;  // executable mappings
-  ModuleCache cache;
+  // Smaller than the default: a fuzzed stack that overlays the vDSO's
+  // addresses makes its image (read from the sample) a new module each
+  // time, and millions of runs would otherwise fill the default budget
+  // (and libFuzzer's 2 GiB) with them.
+  ModuleCache cache{uint64_t{64} << 20};
 };
 Fixture* fixture = nullptr;
 
