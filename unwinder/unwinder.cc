@@ -360,24 +360,33 @@ void UnwindWithStack(AddressSpace& space, memory::Memory& memory,
   WalkReplay* replay = options.thread_key != 0 && code_address_mask == 0
                            ? &space.walk_replay()
                            : nullptr;
-  if (replay != nullptr && !replay->Begin(options.thread_key, sp_reg)) replay = nullptr;
+  const WalkReplay::Mode mode =
+      replay != nullptr ? replay->Begin(options.thread_key, sp_reg) : WalkReplay::Mode::kNone;
+  if (mode == WalkReplay::Mode::kNone) replay = nullptr;
+  // Only a recording walk tells `replay` its frames and steps.
+  WalkReplay* const recording = mode == WalkReplay::Mode::kRecord ? replay : nullptr;
   const WalkReplay::Record* last = nullptr;
   int cursor = -1;  // last->frames index: the innermost not below this frame's SP
   int replay_tries = 0;
   struct Recorder {
     WalkReplay* replay;
+    bool recording;
     uint64_t key;
     const ThreadStack& out;
-    int junction = -1;  // the index in `last` the walk took its rest from
+    int junction = -1;   // the index in `last` the walk took its rest from
+    size_t stepped = 0;  // the frames walked before it
     WalkReplay::End end = WalkReplay::End::kNone;  // how a fast step found no caller
     uint64_t end_cfa = 0;
     ~Recorder() {
-      if (replay != nullptr) {
+      if (replay == nullptr) return;
+      if (recording) {
         replay->Commit(key, out.frames.data(), junction, out.stop, out.stop_detail, end,
                        end_cfa);
+      } else {
+        replay->Reused(junction, stepped);
       }
     }
-  } recorder{replay, options.thread_key, out};
+  } recorder{replay, recording != nullptr, options.thread_key, out};
   if (replay != nullptr) {
     last = replay->last();
     if (last != nullptr) cursor = static_cast<int>(last->frames.size()) - 1;
@@ -402,7 +411,7 @@ void UnwindWithStack(AddressSpace& space, memory::Memory& memory,
     }
     const uint64_t rel_pc = mm != nullptr && mm->bias_known ? pc - mm->load_bias : 0;
     out.frames.push_back(Frame{pc, sp, method, module_index, rel_pc});
-    if (replay != nullptr) replay->AddFrame(instruction_pointer);
+    if (recording != nullptr) recording->AddFrame(instruction_pointer);
 
     if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
       out.stop = StopReason::kCancelled;
@@ -421,8 +430,10 @@ void UnwindWithStack(AddressSpace& space, memory::Memory& memory,
         if (f.sp == sp && f.pc == pc && last->checks[cursor].replayable &&
             out.frames.size() + cursor < static_cast<size_t>(max_frames)) {
           ++replay_tries;
+          const size_t stepped = out.frames.size() - 1;
           if (ReplayRest(*last, cursor, regs, stack, read_word, out)) {
             recorder.junction = cursor;
+            recorder.stepped = stepped;
             return;
           }
         }
@@ -439,10 +450,10 @@ void UnwindWithStack(AddressSpace& space, memory::Memory& memory,
       // Recorded: the row's CFA register's value before the step.
       const int cfa_reg = hit->row.cfa_reg();
       const uint64_t cfa_value =
-          replay != nullptr && regs.Valid(cfa_reg) ? regs.GetUnchecked(cfa_reg) : 0;
+          recording != nullptr && regs.Valid(cfa_reg) ? regs.GetUnchecked(cfa_reg) : 0;
       fast = hit->row.ApplyInPlace(regs, facts, restored_below, read_word);
-      if (replay != nullptr && fast != CompactRow::Result::kFailed) {
-        replay->EndStep(hit->row, cfa_value);
+      if (recording != nullptr && fast != CompactRow::Result::kFailed) {
+        recording->EndStep(hit->row, cfa_value);
       }
     }
     if (fast == CompactRow::Result::kCaller) {

@@ -63,18 +63,32 @@ void WalkReplay::Append(Record& r, const Step& step, const Frame& frame) {
   r.extras.push_back(x);
 }
 
-bool WalkReplay::Begin(uint64_t key, int sp_reg) {
+WalkReplay::Mode WalkReplay::Begin(uint64_t key, int sp_reg) {
   last_ = nullptr;
-  auto it = records_.find(key);
-  if (it != records_.end()) {
-    Record& r = it->second;
-    if (r.misses >= kSkipAfter && ++r.misses % kRetryEvery != 0) return false;
-    if (!r.frames.empty()) last_ = &r;
-  }
   steps_.clear();
   rows_.clear();
   sp_reg_ = sp_reg;
-  return true;
+  auto it = records_.find(key);
+  if (it != records_.end()) {
+    Record& r = it->second;
+    if (r.misses >= kSkipAfter && ++r.misses % kRetryEvery != 0) return Mode::kNone;
+    if (!r.frames.empty()) {
+      last_ = &r;
+      if (!r.refresh) return Mode::kReplay;
+    }
+  }
+  return Mode::kRecord;
+}
+
+void WalkReplay::Reused(int junction, size_t stepped) {
+  if (last_ == nullptr) return;
+  ++stats_.walks;
+  if (junction >= 0) {
+    ++stats_.replayed_walks;
+    stats_.replayed_frames += static_cast<uint64_t>(junction);
+  }
+  // Fewer frames taken than stepped: the next walk records itself.
+  last_->refresh = junction < 0 || stepped > static_cast<size_t>(junction);
 }
 
 void WalkReplay::Commit(uint64_t key, const Frame* frames, int junction, StopReason stop,
@@ -110,6 +124,7 @@ void WalkReplay::Commit(uint64_t key, const Frame* frames, int junction, StopRea
     return;
   }
   r.misses = 0;
+  r.refresh = false;
   if (kept > 0) {
     // The walk's last frame added is the junction: the old record keeps
     // [0, junction], the junction's frame as this walk reached it (the

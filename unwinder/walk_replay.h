@@ -18,10 +18,11 @@
 // stepping costs a lookup and a row.
 //
 //   WalkReplay& replay = space.walk_replay();
-//   replay.Begin(sp_reg);                          // each walk
+//   mode = replay.Begin(key, sp_reg);              // each walk
 //   replay.AddFrame(instruction_pointer);          // each frame
 //   replay.EndStep(row, cfa_value);                // its step, if fast
 //   replay.Commit(key, frames, junction, stop, detail, end, end_cfa);
+//     (or, a walk that only replayed: replay.Reused(junction, stepped))
 //
 // Only steps of the step cache's fast path are replayable, and only a walk
 // that ended at such a step finding no caller (End): a walk that stopped
@@ -89,15 +90,28 @@ class WalkReplay {
     StopReason stop = StopReason::kEndOfStack;
     std::string stop_detail;
     uint32_t misses = 0;  // walks in a row that ended with nothing to replay
+    bool refresh = false;  // the next walk records itself
   };
 
+  // What a walk of a thread does with its record.
+  enum class Mode : uint8_t {
+    kNone,    // neither replays nor records (nothing else is called)
+    kReplay,  // may replay from last(), then Reused(); records nothing
+    kRecord,  // may replay from last(), records itself, then Commit()
+  };
   // Starts a walk of `key` (a thread); `sp_reg` is the arch's SP register
   // (a CFA on it needs nothing but the frame's SP, which the junction
-  // matches). False if this walk is not to be recorded, and then nothing
-  // else is called for it: when a thread's last kSkipAfter walks or more
-  // ended where no replay can follow (a stack copy cut short ends every
-  // walk of a thread on a failed read), only every kRetryEvery-th is.
-  bool Begin(uint64_t key, int sp_reg);
+  // matches). Recording costs about what it saves, so a walk records only
+  // when its thread has no record, or the last walk took fewer frames from
+  // it than it stepped through (a record is as good as new as long as its
+  // rest reads the same: it is checked each time). A thread whose last
+  // kSkipAfter recorded walks or more ended where no replay can follow (a
+  // stack copy cut short ends every walk of a thread on a failed read) is
+  // recorded one walk in kRetryEvery, and otherwise neither.
+  Mode Begin(uint64_t key, int sp_reg);
+  // After a kReplay walk: whether and where it took its rest from last():
+  // `junction` as Commit's, `stepped` the frames it walked before it.
+  void Reused(int junction, size_t stepped);
   // The record of the walk's thread Begin found, null if none.
   const Record* last() const { return last_; }
 
@@ -152,7 +166,7 @@ class WalkReplay {
   std::vector<Step> steps_;
   std::vector<StepRow> rows_;
   int sp_reg_ = -1;
-  const Record* last_ = nullptr;
+  Record* last_ = nullptr;
   Stats stats_;
 };
 

@@ -39,7 +39,7 @@ Frame F(uint64_t pc, uint64_t sp) { return Frame{pc, sp, Method::kEhFrame, 0, pc
 void Record(WalkReplay& r, uint64_t key, const std::vector<Frame>& frames,
             const std::vector<CompactRow>& rows, const std::vector<uint64_t>& cfa_values,
             WalkReplay::End end = WalkReplay::End::kUndefined) {
-  ASSERT_TRUE(r.Begin(key, X86().sp));
+  ASSERT_NE(r.Begin(key, X86().sp), WalkReplay::Mode::kNone);
   for (size_t i = 0; i < frames.size(); ++i) {
     r.AddFrame(/*instruction_pointer=*/i == 0);
     r.EndStep(rows[i], cfa_values[i]);
@@ -54,7 +54,7 @@ TEST(WalkReplayTest, RecordsOutermostFirstWithWhatEachStepRead) {
   Record(r, 7, {F(0x1100, 0x7000), F(0x1200, 0x7010), F(0x1300, 0x7040), F(0x1400, 0x7080)},
          {MakeRow(sp, 16), MakeRow(sp, 48), MakeRow(sp, 64), MakeRow(sp, 8, {}, true)},
          {0x7000, 0x7010, 0x7040, 0x7080});
-  ASSERT_TRUE(r.Begin(7, sp));
+  ASSERT_NE(r.Begin(7, sp), WalkReplay::Mode::kNone);
   const WalkReplay::Record* rec = r.last();
   ASSERT_NE(rec, nullptr);
   ASSERT_EQ(rec->frames.size(), 4u);
@@ -79,7 +79,7 @@ TEST(WalkReplayTest, AFramePointerCfaNeedsItsRegisterUntilAStepRestoresIt) {
          {MakeRow(kRbp, 16, -16), MakeRow(kRbp, 16, -16), MakeRow(kRbp, 16, -16),
           MakeRow(sp, 8, {}, true)},
          {0x7020, 0x7050, 0x7090, 0});
-  ASSERT_TRUE(r.Begin(1, sp));
+  ASSERT_NE(r.Begin(1, sp), WalkReplay::Mode::kNone);
   const WalkReplay::Record* rec = r.last();
   ASSERT_NE(rec, nullptr);
   // main (index 1) needs rbp as it was; its callee (index 2) restores it
@@ -106,7 +106,7 @@ TEST(WalkReplayTest, AWalkThatEndedOnAnErrorIsNotKeptAndThreadsThatKeepFailingAr
   // Now only every kRetryEvery-th walk of that thread is recorded.
   int recorded = 0;
   for (uint32_t i = 0; i < 4 * WalkReplay::kRetryEvery; ++i) {
-    if (r.Begin(3, sp)) {
+    if (r.Begin(3, sp) != WalkReplay::Mode::kNone) {
       ++recorded;
       EXPECT_EQ(r.last(), nullptr);
       r.Commit(3, nullptr, -1, StopReason::kMemoryError, "", WalkReplay::End::kNone, 0);
@@ -115,9 +115,11 @@ TEST(WalkReplayTest, AWalkThatEndedOnAnErrorIsNotKeptAndThreadsThatKeepFailingAr
   EXPECT_EQ(recorded, 4);
   // Other threads are not affected; a recorded walk that ends well resets
   // the count.
-  EXPECT_TRUE(r.Begin(4, sp));
+  EXPECT_EQ(r.Begin(4, sp), WalkReplay::Mode::kRecord);
   bool began = false;
-  for (uint32_t i = 0; i < WalkReplay::kRetryEvery && !began; ++i) began = r.Begin(3, sp);
+  for (uint32_t i = 0; i < WalkReplay::kRetryEvery && !began; ++i) {
+    began = r.Begin(3, sp) != WalkReplay::Mode::kNone;
+  }
   ASSERT_TRUE(began);
   const std::vector<Frame> frames = {F(0x1100, 0x7000), F(0x1400, 0x7080)};
   r.AddFrame(true);
@@ -126,7 +128,7 @@ TEST(WalkReplayTest, AWalkThatEndedOnAnErrorIsNotKeptAndThreadsThatKeepFailingAr
   r.EndStep(MakeRow(sp, 8, {}, true), 0);
   r.Commit(3, frames.data(), -1, StopReason::kEndOfStack, "", WalkReplay::End::kUndefined, 0);
   for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(r.Begin(3, sp));
+    ASSERT_NE(r.Begin(3, sp), WalkReplay::Mode::kNone);
     EXPECT_NE(r.last(), nullptr);
     r.AddFrame(true);
     r.Commit(3, frames.data(), 0, StopReason::kEndOfStack, "", WalkReplay::End::kNone, 0);
@@ -141,7 +143,7 @@ TEST(WalkReplayTest, AJunctionKeepsTheOuterPartAndTakesTheWalksInnerFrames) {
          {0, 0, 0, 0});
   // A new walk: a different leaf and caller, then the old record's frame 2
   // (index 1, 0x1300 at 0x7040), from which the rest was taken.
-  ASSERT_TRUE(r.Begin(9, sp));
+  ASSERT_NE(r.Begin(9, sp), WalkReplay::Mode::kNone);
   std::vector<Frame> walk = {F(0x1500, 0x6f00), F(0x1600, 0x6f20), F(0x1300, 0x7040)};
   walk[2].method = Method::kSframe;  // reached another way this time
   r.AddFrame(true);
@@ -153,7 +155,7 @@ TEST(WalkReplayTest, AJunctionKeepsTheOuterPartAndTakesTheWalksInnerFrames) {
            WalkReplay::End::kNone, 0);
   EXPECT_EQ(r.stats().replayed_walks, 1u);
   EXPECT_EQ(r.stats().replayed_frames, 1u);  // _start, taken from the record
-  ASSERT_TRUE(r.Begin(9, sp));
+  ASSERT_NE(r.Begin(9, sp), WalkReplay::Mode::kNone);
   const WalkReplay::Record* rec = r.last();
   ASSERT_NE(rec, nullptr);
   ASSERT_EQ(rec->frames.size(), 4u);
@@ -167,6 +169,30 @@ TEST(WalkReplayTest, AJunctionKeepsTheOuterPartAndTakesTheWalksInnerFrames) {
   EXPECT_EQ(rec->end, WalkReplay::End::kUndefined);  // the old record's end
 }
 
+TEST(WalkReplayTest, AThreadRecordsAgainOnlyWhenItsRecordServedItPoorly) {
+  WalkReplay r;
+  const int sp = X86().sp;
+  EXPECT_EQ(r.Begin(2, sp), WalkReplay::Mode::kRecord);  // no record yet
+  Record(r, 2, {F(0x1100, 0x7000), F(0x1200, 0x7010), F(0x1300, 0x7040), F(0x1400, 0x7080)},
+         {MakeRow(sp, 16), MakeRow(sp, 48), MakeRow(sp, 64), MakeRow(sp, 8, {}, true)},
+         {0, 0, 0, 0});
+  // The record serves as it is while walks take more frames from it than
+  // they step through.
+  EXPECT_EQ(r.Begin(2, sp), WalkReplay::Mode::kReplay);
+  r.Reused(/*junction=*/2, /*stepped=*/1);
+  EXPECT_EQ(r.Begin(2, sp), WalkReplay::Mode::kReplay);
+  r.Reused(/*junction=*/1, /*stepped=*/3);  // stepped more than it took
+  EXPECT_EQ(r.Begin(2, sp), WalkReplay::Mode::kRecord);
+  Record(r, 2, {F(0x1500, 0x6f00), F(0x1400, 0x7080)},
+         {MakeRow(sp, 0x180), MakeRow(sp, 8, {}, true)}, {0, 0});
+  EXPECT_EQ(r.Begin(2, sp), WalkReplay::Mode::kReplay);
+  r.Reused(/*junction=*/-1, /*stepped=*/0);  // no junction at all
+  EXPECT_EQ(r.Begin(2, sp), WalkReplay::Mode::kRecord);
+  EXPECT_EQ(r.stats().walks, 5u);
+  EXPECT_EQ(r.stats().replayed_walks, 2u);
+  EXPECT_EQ(r.stats().replayed_frames, 3u);
+}
+
 TEST(WalkReplayTest, WalksTooLongToKeepAreNot) {
   WalkReplay r;
   const int sp = X86().sp;
@@ -178,7 +204,7 @@ TEST(WalkReplayTest, WalksTooLongToKeepAreNot) {
   }
   rows.back() = MakeRow(sp, 8, {}, true);
   Record(r, 5, frames, rows, std::vector<uint64_t>(frames.size(), 0));
-  ASSERT_TRUE(r.Begin(5, sp));
+  ASSERT_NE(r.Begin(5, sp), WalkReplay::Mode::kNone);
   EXPECT_EQ(r.last(), nullptr);
   EXPECT_EQ(r.frames(), 0u);
 }
