@@ -355,8 +355,9 @@ void UnwindWithStack(AddressSpace& space, memory::Memory& memory,
   // Frame 0 is where the thread is, not a return address.
   bool instruction_pointer = true;
   Method method = Method::kInitial;
-  // The thread's last walk (walk_replay.h): `last` is read until this walk
-  // ends and records itself, however it ends.
+  // The thread's record (walk_replay.h): `last` is read until this walk
+  // ends, and then, however it ends, the walk records itself or reports
+  // how the record served it.
   WalkReplay* replay = options.thread_key != 0 && code_address_mask == 0
                            ? &space.walk_replay()
                            : nullptr;

@@ -46,10 +46,11 @@ struct UnwindOptions {
   // space; an AddressSpace built by the caller has its own.
   const locate::LocateOptions* locate = nullptr;
   // Non-zero: which thread of the address space this walk is (a profiler's
-  // tid). The walk then takes the frames it shares with that thread's last
-  // walk from it, when every word that walk read reads the same
-  // (walk_replay.h), and records itself for the next one. Results are the
-  // same either way. Zero: neither.
+  // tid). The walk then takes the frames it shares with that thread's
+  // recorded walk from it, when the return addresses (and any register
+  // they depend on) read the same, and records itself when the record
+  // serves poorly (walk_replay.h). Results are the same either way, and
+  // whatever the key. Zero: neither.
   uint64_t thread_key = 0;
 };
 

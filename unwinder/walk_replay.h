@@ -1,6 +1,6 @@
-// What the last walk of each thread of an address space did, so that the
-// next walk of that thread can take the frames the two stacks share from it
-// instead of stepping through them again.
+// What a recent walk of each thread of an address space did (its record),
+// so that the thread's later walks can take the frames their stacks share
+// with it instead of stepping through them again.
 //
 // A profiler's consecutive samples of a thread mostly differ near the leaf:
 // the outer frames (main, the event loop, the recursion above the sample)
@@ -10,12 +10,12 @@
 // the return address decides the caller's PC, and a saved register only
 // matters if an outer row computes its CFA from it; the other registers a
 // row restores make no frame. So when a walk reaches a frame with the PC
-// and SP a frame of the thread's last walk had, and from there on every
-// return address (and every such saved register) reads the same now, and
-// the CFA register that walk needed, if not SP, holds the same value, the
-// rest of the walk is the rest of that walk, frame for frame, down to its
-// stop reason. Checking a return address costs a load and a compare;
-// stepping costs a lookup and a row.
+// and SP a frame of the recorded walk had, and from there on every return
+// address (and every such saved register) reads the same now, and the CFA
+// register that walk needed, if not SP, holds the same value, the rest of
+// the walk is the rest of that walk, frame for frame, down to its stop
+// reason, however long ago it was recorded. Checking a return address
+// costs a load and a compare; stepping costs a lookup and a row.
 //
 //   WalkReplay& replay = space.walk_replay();
 //   mode = replay.Begin(key, sp_reg);              // each walk
@@ -28,9 +28,9 @@
 // that ended at such a step finding no caller (End): a walk that stopped
 // on an error, a signal frame, a loop, a frame limit or a cancel is not
 // replayed past.
-// Bounded: records of at most kMaxRecordFrames frames, kMaxFrames frames in
-// all per address space (then every record is dropped and walks record
-// afresh). Not for targets whose return addresses carry non-address bits
+// Bounded: records of at most kMaxRecordFrames frames, kMaxFrames frames
+// and kMaxRecords threads in all per address space (then every record is
+// dropped and walks record afresh). Not for targets whose return addresses carry non-address bits
 // (aarch64 PAC): the caller's PC is then not the word read. Not
 // thread-safe: an AddressSpace is used by one unwind at a time.
 #ifndef UNWINDD_UNWINDER_WALK_REPLAY_H_
