@@ -47,6 +47,7 @@
 #include "unwinder/address_space.h"
 #include "unwinder/module_cache.h"
 #include "unwinder/source_policy.h"
+#include "unwinder/testing/describe_walk.h"
 #include "unwinder/unwinder.h"
 
 namespace unwindd::unwinder {
@@ -153,17 +154,6 @@ void WriteSeeds(proc::CoreTarget& core, const std::string& dir) {
   }
 }
 
-// Everything a walk gives, field by field.
-std::string Describe(const ThreadStack& t) {
-  std::string out;
-  for (const Frame& f : t.frames) {
-    absl::StrAppend(&out, absl::Hex(f.pc), "/", absl::Hex(f.sp), "/", MethodName(f.method), "/",
-                    f.module, "/", absl::Hex(f.rel_pc), "/", absl::Hex(f.file_offset), " ");
-  }
-  absl::StrAppend(&out, StopReasonName(t.stop), ": ", t.stop_detail);
-  return out;
-}
-
 // A walk that may take its rest from the thread's last one
 // (walk_replay.h) must give what a walk that does not gives: the sample is
 // walked once with a thread key (recorded), then a second sample, the same
@@ -205,9 +195,9 @@ void CheckReplay(const proc::SnapshotSample& first, const UnwindOptions& options
   const std::optional<ThreadStack> a = walk(second, replaying, keyed);
   const std::optional<ThreadStack> b = walk(second, plain, options);
   if (a.has_value() != b.has_value() ||
-      (a.has_value() && Describe(*a) != Describe(*b))) {
-    Die(absl::StrCat("a replayed walk differs: ", a ? Describe(*a) : "none", " against ",
-                     b ? Describe(*b) : "none"));
+      (a.has_value() && testing::DescribeWalk(*a) != testing::DescribeWalk(*b))) {
+    Die(absl::StrCat("a replayed walk differs: ", a ? testing::DescribeWalk(*a) : "none",
+                     " against ", b ? testing::DescribeWalk(*b) : "none"));
   }
 }
 

@@ -56,10 +56,13 @@
 #include "proc/snapshot_target.h"
 #include "testdata/harness/subprocess.h"
 #include "testdata/harness/tools.h"
+#include "unwinder/testing/describe_walk.h"
 #include "unwinder/unwinder.h"
 
 namespace unwindd {
 namespace {
+
+using unwinder::testing::DescribeWalk;
 
 constexpr uint64_t kStackCopy = 16 << 10;  // like perf --call-graph dwarf,16384
 constexpr int kMaxCallLength = 15;         // the longest x86 instruction
@@ -164,18 +167,6 @@ std::string Hex(const std::vector<uint64_t>& pcs) {
   });
 }
 
-// Everything a walk gives, field by field.
-std::string Walk(const unwinder::ThreadStack& t) {
-  std::string out = "[";
-  for (const unwinder::Frame& f : t.frames) {
-    absl::StrAppend(&out, " ", absl::Hex(f.pc), "/", absl::Hex(f.sp), "/",
-                    unwinder::MethodName(f.method), "/", f.module, "/", absl::Hex(f.rel_pc), "/",
-                    absl::Hex(f.file_offset));
-  }
-  absl::StrAppend(&out, " ] ", unwinder::StopReasonName(t.stop), ": ", t.stop_detail);
-  return out;
-}
-
 struct Fixture {
   std::string name;
   int steps;
@@ -274,10 +265,10 @@ TEST_P(EveryInstructionTest, ASampleFromSpUnwindsToTheTrueReturnAddresses) {
     const unwinder::ThreadStack a = unwind(*regs, copy_space, nullptr);
     const unwinder::ThreadStack b = unwind(*regs, live_space, live.get());
     const unwinder::ThreadStack c = unwind(*regs, replay_space, nullptr, replaying);
-    if (Walk(c) != Walk(a) && replay_differs++ < 8) {
+    if (DescribeWalk(c) != DescribeWalk(a) && replay_differs++ < 8) {
       ADD_FAILURE() << fixture.name << " step " << step << " pc 0x" << std::hex << regs->pc()
-                    << std::dec << ": the walk that may replay gives " << Walk(c)
-                    << ", the walk that does not " << Walk(a);
+                    << std::dec << ": the walk that may replay gives " << DescribeWalk(c)
+                    << ", the walk that does not " << DescribeWalk(a);
     }
     const bool a_ok = Pcs(a) == want && a.stop == unwinder::StopReason::kEndOfStack;
     const bool b_ok = Pcs(b) == want && b.stop == unwinder::StopReason::kEndOfStack;
