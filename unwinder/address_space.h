@@ -84,7 +84,7 @@ class AddressSpace {
   MappedModule& module(int index) { return modules_[index]; }
   // The step loop's per-PC memo for this address space (step_cache.h).
   StepCache& step_cache() { return step_cache_; }
-  // The last walk of each thread (UnwindOptions::thread_key; walk_replay.h).
+  // Each thread's recorded walk (UnwindOptions::thread_key; walk_replay.h).
   WalkReplay& walk_replay() { return walk_replay_; }
   // One past the highest stack byte the last unwind of the stack mapped at
   // `stack_lo` read (0 if none): where the next unwind's first bulk read of

@@ -117,9 +117,7 @@ void WalkReplay::Commit(uint64_t key, const Frame* frames, int junction, StopRea
   // A walk that stepped to an end no row decided (or too far) has no frame
   // to replay from: only the miss is kept.
   if (total > kMaxRecordFrames || steps_.empty() || (kept == 0 && end == End::kNone)) {
-    r.frames.clear();
-    r.checks.clear();
-    r.extras.clear();
+    r.Truncate(0);
     ++r.misses;
     return;
   }
@@ -129,15 +127,11 @@ void WalkReplay::Commit(uint64_t key, const Frame* frames, int junction, StopRea
     // The walk's last frame added is the junction: the old record keeps
     // [0, junction], the junction's frame as this walk reached it (the
     // method of the step into it is this walk's), then this walk's frames.
-    r.frames.resize(kept);
-    r.checks.resize(kept);
-    r.extras.resize(kept);
+    r.Truncate(kept);
     r.frames.back() = frames[steps_.size() - 1];
     for (size_t i = steps_.size() - 1; i-- > 0;) Append(r, steps_[i], frames[i]);
   } else {
-    r.frames.clear();
-    r.checks.clear();
-    r.extras.clear();
+    r.Truncate(0);
     r.end = end;
     r.end_cfa = end_cfa;
     r.stop = stop;

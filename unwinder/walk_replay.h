@@ -30,9 +30,10 @@
 // replayed past.
 // Bounded: records of at most kMaxRecordFrames frames, kMaxFrames frames
 // and kMaxRecords threads in all per address space (then every record is
-// dropped and walks record afresh). Not for targets whose return addresses carry non-address bits
-// (aarch64 PAC): the caller's PC is then not the word read. Not
-// thread-safe: an AddressSpace is used by one unwind at a time.
+// dropped and walks record afresh). Not for targets whose return addresses
+// carry non-address bits (aarch64 PAC): the caller's PC is then not the
+// word read. Not thread-safe: an AddressSpace is used by one unwind at a
+// time.
 #ifndef UNWINDD_UNWINDER_WALK_REPLAY_H_
 #define UNWINDD_UNWINDER_WALK_REPLAY_H_
 
@@ -91,6 +92,13 @@ class WalkReplay {
     std::string stop_detail;
     uint32_t misses = 0;  // walks in a row that ended with nothing to replay
     bool refresh = false;  // the next walk records itself
+
+    // Keeps frames [0, n), the three vectors together.
+    void Truncate(size_t n) {
+      frames.resize(n);
+      checks.resize(n);
+      extras.resize(n);
+    }
   };
 
   // What a walk of a thread does with its record.

@@ -553,9 +553,9 @@ absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
   options.cancel = cancel;
   options.sources = *sources;
   // A thread's samples in a stream share their outer frames: each walk
-  // takes them from the thread's last one when its words read the same
-  // (unwinder/walk_replay.h). Never zero, whatever the tid.
-  options.thread_key = (uint64_t{1} << 32) | static_cast<uint32_t>(r.tid());
+  // takes them from the thread's recorded walk when its return addresses
+  // read the same (unwinder/walk_replay.h).
+  options.thread_key = unwinder::ThreadKey(static_cast<uint32_t>(r.tid()));
 
   // Live memory is cached for this sample only: the process runs on.
   std::unique_ptr<memory::Memory> process;

@@ -316,10 +316,10 @@ absl::Status SamplePipeline::Unwind(Worker& w, UnwoundSample& s, proc::SnapshotT
     if (got == want) stack_end = sp + valid;
   }
   // Consecutive samples of a thread share their outer frames: the walk
-  // takes them from the thread's last one when its words read the same
-  // (unwinder/walk_replay.h). Never zero, whatever the tid.
+  // takes them from the thread's recorded walk when its return addresses
+  // read the same (unwinder/walk_replay.h).
   unwinder::UnwindOptions unwind = options_.unwind;
-  unwind.thread_key = (uint64_t{1} << 32) | static_cast<uint32_t>(s.tid);
+  unwind.thread_key = unwinder::ThreadKey(s.tid);
   for (int attempt = 0; attempt < 2; ++attempt) {
     absl::Status set = target.SetSample(
         {static_cast<pid_t>(s.tid), s.registers, sp, stack, nullptr, stack_end});
