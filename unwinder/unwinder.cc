@@ -447,6 +447,7 @@ void UnwindWithStack(AddressSpace& space, memory::Memory& memory,
     // The warm path: the cached compact row, applied in place. If it cannot
     // be applied (a read fails), the general path below says why.
     CompactRow::Result fast = CompactRow::Result::kFailed;
+    bool row_step = false;  // a compact row's step (recorded)
     if (hit != nullptr) {
       // Recorded: the row's CFA register's value before the step.
       const int cfa_reg = hit->row.cfa_reg();
@@ -455,6 +456,7 @@ void UnwindWithStack(AddressSpace& space, memory::Memory& memory,
       fast = hit->row.ApplyInPlace(regs, facts, restored_below, read_word);
       if (recording != nullptr && fast != CompactRow::Result::kFailed) {
         recording->EndStep(hit->row, cfa_value);
+        row_step = true;
       }
     }
     if (fast == CompactRow::Result::kCaller) {
@@ -470,9 +472,23 @@ void UnwindWithStack(AddressSpace& space, memory::Memory& memory,
                                        method != Method::kFramePointer ||
                                            fp_rule.caller_sp_exact,
                                        restored_below});
+      // A first lookup of this PC that put a compact row in the step cache
+      // was that row's step (the cache gives the same step next time): it
+      // is recorded as one, so that a walk whose outermost frame was looked
+      // up for the first time can still be replayed from.
+      const StepCache::Entry* put =
+          recording != nullptr && hit == nullptr ? cache.Find(key) : nullptr;
+      const bool row_end = put != nullptr && !step.ok &&
+                           step.stop == StopReason::kEndOfStack && put->row.ra_undefined();
+      if (put != nullptr && (step.ok || row_end)) {
+        const int cfa_reg = put->row.cfa_reg();
+        recording->EndStep(put->row, regs.Valid(cfa_reg) ? regs.GetUnchecked(cfa_reg) : 0);
+        row_step = true;
+      }
       if (!step.ok) {
         out.stop = step.stop;
         out.stop_detail = std::move(step.detail);
+        if (row_end) recorder.end = WalkReplay::End::kUndefined;
         return;
       }
       regs = step.caller;
@@ -496,7 +512,7 @@ void UnwindWithStack(AddressSpace& space, memory::Memory& memory,
       // A zero return address ends the chain (what glibc's thread start
       // routines leave behind, and where eu-stack and gdb stop too).
       out.stop = StopReason::kEndOfStack;
-      if (fast == CompactRow::Result::kCaller) {
+      if (row_step) {
         recorder.end = WalkReplay::End::kZeroPc;
         recorder.end_cfa = caller_sp;
       }
