@@ -1,6 +1,7 @@
 #include "service/cli/profile/pprof.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/algorithm/container.h"
@@ -102,40 +103,61 @@ std::string EncodePprof(const Profile& profile, const PprofOptions& options) {
   // The samples, and, from the same walk up each stack, in how many
   // samples each module is (for the program's mapping, below).
   std::vector<int64_t> in_samples(profile.modules().size(), 0);
-  std::vector<int> seen;
-  std::vector<uint64_t> location_ids;
-  std::vector<uint32_t> stack;
+  // Per module, the last sample (numbered from 1) that counted it.
+  std::vector<size_t> counted_in(profile.modules().size(), 0);
+  // Per label set, its Sample.label fields, encoded when a sample first
+  // uses it. Strings are interned then, key before value, so that the
+  // table holds only what the profile refers to, in a fixed order.
+  std::vector<std::optional<std::string>> label_fields(profile.label_sets().size());
   // The label keys' indexes, each looked up when first used.
   int64_t pid_key = -1, tid_key = -1, comm_key = -1;
   auto key = [&strings](int64_t& k, absl::string_view name) {
     if (k < 0) k = strings.Index(name);
     return k;
   };
+  const std::vector<Profile::Node>& nodes = profile.nodes();
+  const std::vector<Profile::Location>& locations = profile.locations();
+  std::vector<char> location_ids(64 * kMaxVarintBytes);  // one sample's, packed
+  size_t number = 0;
   for (const Profile::StackSample& s : profile.samples()) {
-    msg.Clear();
-    location_ids.clear();
-    seen.clear();
-    // Location ids are 1 + the index in locations().
-    profile.StackLocations(s.node, &stack);
-    for (uint32_t l : stack) {
-      location_ids.push_back(uint64_t{l} + 1);
-      const int module = profile.locations()[l].module;
-      if (module == kNoModule || absl::c_linear_search(seen, module)) continue;
-      seen.push_back(module);
+    ++number;
+    char* ids_end = location_ids.data();
+    // Location ids are 1 + the index in locations(); the stack is its
+    // node's path to the root, leaf first (Profile::StackLocations).
+    for (uint32_t node = s.node; node != Profile::kRoot && node < nodes.size();
+         node = nodes[node].parent) {
+      if (location_ids.data() + location_ids.size() - ids_end < kMaxVarintBytes) {
+        const size_t used = ids_end - location_ids.data();
+        location_ids.resize(2 * location_ids.size());
+        ids_end = location_ids.data() + used;
+      }
+      const uint32_t l = nodes[node].location;
+      ids_end = PutVarint(ids_end, uint64_t{l} + 1);
+      const int module = locations[l].module;
+      if (module == kNoModule || counted_in[module] == number) continue;
+      counted_in[module] = number;
       in_samples[module] += s.values.count;
     }
-    msg.PackedVarints(f::kSampleLocationId, location_ids);
+    std::optional<std::string>& labels_encoded = label_fields[s.label_set];
+    if (!labels_encoded) {
+      const ThreadLabels& labels = profile.label_sets()[s.label_set];
+      ProtoWriter fields;
+      if (labels.pid) WriteLabel(key(pid_key, "pid"), &*labels.pid, 0, fields);
+      if (labels.tid) WriteLabel(key(tid_key, "tid"), &*labels.tid, 0, fields);
+      if (!labels.comm.empty()) {
+        const int64_t k = key(comm_key, "comm");
+        WriteLabel(k, nullptr, strings.Index(labels.comm), fields);
+      }
+      labels_encoded = fields.Release();
+    }
+    msg.Clear();
+    if (ids_end != location_ids.data()) {
+      msg.Bytes(f::kSampleLocationId,
+                absl::string_view(location_ids.data(), ids_end - location_ids.data()));
+    }
     const int64_t values[] = {s.values.count, s.values.weight};
     msg.PackedInt64s(f::kSampleValue, values);
-    const ThreadLabels& labels = profile.label_sets()[s.label_set];
-    // Strings are interned when first used, key before value, so that the
-    // table holds only what the profile refers to, in a fixed order.
-    if (labels.pid) WriteLabel(key(pid_key, "pid"), &*labels.pid, 0, msg);
-    if (labels.tid) WriteLabel(key(tid_key, "tid"), &*labels.tid, 0, msg);
-    if (!labels.comm.empty()) {
-      const int64_t k = key(comm_key, "comm");
-      WriteLabel(k, nullptr, strings.Index(labels.comm), msg);
-    }
+    msg.Raw(*labels_encoded);
     body.Message(f::kSample, msg);
   }
 

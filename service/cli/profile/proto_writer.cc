@@ -9,19 +9,10 @@ size_t VarintSize(uint64_t v) {
   return (static_cast<size_t>(std::bit_width(v | 1)) + 6) / 7;
 }
 
-char* PutVarint(char* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = static_cast<char>((v & 0x7f) | 0x80);
-    v >>= 7;
-  }
-  *p++ = static_cast<char>(v);
-  return p;
-}
-
 }  // namespace
 
 void AppendVarint(uint64_t v, std::string* out) {
-  char bytes[10];
+  char bytes[kMaxVarintBytes];
   out->append(bytes, PutVarint(bytes, v));
 }
 
@@ -41,27 +32,35 @@ void ProtoWriter::Bytes(uint32_t field, absl::string_view bytes) {
   buf_.append(bytes.data(), bytes.size());
 }
 
+namespace {
+
+// A packed list, sized first and then written in place: a sample's
+// location ids, dozens a sample, without a buffer of their own.
+template <typename T>
+void AppendPacked(absl::Span<const T> values, std::string& buf) {
+  size_t n = 0;
+  for (T v : values) n += VarintSize(static_cast<uint64_t>(v));
+  AppendVarint(n, &buf);
+  const size_t at = buf.size();
+  buf.resize(at + n);
+  char* p = buf.data() + at;
+  for (T v : values) p = PutVarint(p, static_cast<uint64_t>(v));
+}
+
+}  // namespace
+
 void ProtoWriter::PackedVarints(uint32_t field,
                                 absl::Span<const uint64_t> values) {
   if (values.empty()) return;
-  // Sized first, then written in place: a sample's location ids, dozens
-  // a sample, without a buffer of their own.
-  size_t n = 0;
-  for (uint64_t v : values) n += VarintSize(v);
   Tag(field, WireType::kLengthDelimited);
-  AppendVarint(n, &buf_);
-  const size_t at = buf_.size();
-  buf_.resize(at + n);
-  char* p = buf_.data() + at;
-  for (uint64_t v : values) p = PutVarint(p, v);
+  AppendPacked(values, buf_);
 }
 
 void ProtoWriter::PackedInt64s(uint32_t field,
                                absl::Span<const int64_t> values) {
   if (values.empty()) return;
-  std::string payload;
-  for (int64_t v : values) AppendVarint(static_cast<uint64_t>(v), &payload);
-  Bytes(field, payload);
+  Tag(field, WireType::kLengthDelimited);
+  AppendPacked(values, buf_);
 }
 
 }  // namespace unwindd::profile

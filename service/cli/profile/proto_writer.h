@@ -42,6 +42,18 @@ enum class WireType : uint8_t {
 // Appends `v` as a base-128 varint (1 to 10 bytes).
 void AppendVarint(uint64_t v, std::string* out);
 
+// Writes `v` as a varint at `p` (at most kMaxVarintBytes), returns the end:
+// for a caller that packs many values into a buffer of its own.
+inline constexpr size_t kMaxVarintBytes = 10;
+inline char* PutVarint(char* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
+
 class ProtoWriter {
  public:
   // uint64, uint32, bool, enum: the value's varint.
@@ -70,6 +82,9 @@ class ProtoWriter {
   void Int64IfNonZero(uint32_t field, int64_t v) {
     if (v != 0) Int64(field, v);
   }
+
+  // Encoded bytes as they are: a message from pieces encoded before.
+  void Raw(absl::string_view bytes) { buf_.append(bytes.data(), bytes.size()); }
 
   const std::string& data() const { return buf_; }
   std::string Release() { return std::exchange(buf_, std::string()); }
