@@ -27,15 +27,41 @@ absl::Status ZlibError(const char* what, int code, const z_stream& zs) {
 
 }  // namespace
 
-absl::StatusOr<std::string> GzipCompress(absl::string_view data) {
+struct GzipWriter::State {
   z_stream zs{};
+  bool initialized = false;
+};
+
+GzipWriter::GzipWriter() : state_(std::make_unique<State>()) {
   // Level 1, as Go's runtime/pprof writes its profiles (gzip.BestSpeed):
   // a profile is mostly varints that compress well at any level, and the
   // default level cost more than the rest of writing it.
-  int rc = deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, kGzipWindowBits,
-                        /*memLevel=*/8, Z_DEFAULT_STRATEGY);
-  if (rc != Z_OK) return ZlibError("deflateInit2", rc, zs);
-  std::string out;
+  const int rc = deflateInit2(&state_->zs, Z_BEST_SPEED, Z_DEFLATED, kGzipWindowBits,
+                              /*memLevel=*/8, Z_DEFAULT_STRATEGY);
+  if (rc != Z_OK) {
+    status_ = ZlibError("deflateInit2", rc, state_->zs);
+    return;
+  }
+  state_->initialized = true;
+}
+
+GzipWriter::~GzipWriter() {
+  if (state_->initialized) deflateEnd(&state_->zs);
+}
+
+void GzipWriter::Write(absl::string_view data) {
+  if (!data.empty()) Deflate(data, /*finish=*/false);
+}
+
+absl::StatusOr<std::string> GzipWriter::Finish() && {
+  Deflate({}, /*finish=*/true);
+  if (!status_.ok()) return status_;
+  return std::move(out_);
+}
+
+void GzipWriter::Deflate(absl::string_view data, bool finish) {
+  if (!status_.ok()) return;
+  z_stream& zs = state_->zs;
   size_t pos = 0;
   int flush = Z_NO_FLUSH;
   do {
@@ -43,22 +69,27 @@ absl::StatusOr<std::string> GzipCompress(absl::string_view data) {
     zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + pos));
     zs.avail_in = static_cast<uInt>(in);
     pos += in;
-    flush = pos == data.size() ? Z_FINISH : Z_NO_FLUSH;
+    flush = finish && pos == data.size() ? Z_FINISH : Z_NO_FLUSH;
+    int rc = Z_OK;
     do {  // until deflate has taken all of this piece (and, last, finished)
-      const size_t old = out.size();
-      out.resize(old + kOutChunk);
-      zs.next_out = reinterpret_cast<Bytef*>(out.data() + old);
+      const size_t old = out_.size();
+      out_.resize(old + kOutChunk);
+      zs.next_out = reinterpret_cast<Bytef*>(out_.data() + old);
       zs.avail_out = kOutChunk;
       rc = deflate(&zs, flush);
-      out.resize(old + kOutChunk - zs.avail_out);
+      out_.resize(old + kOutChunk - zs.avail_out);
       if (rc == Z_STREAM_ERROR) {
-        deflateEnd(&zs);
-        return ZlibError("deflate", rc, zs);
+        status_ = ZlibError("deflate", rc, zs);
+        return;
       }
     } while (zs.avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
-  } while (flush != Z_FINISH);
-  deflateEnd(&zs);
-  return out;
+  } while (pos < data.size());
+}
+
+absl::StatusOr<std::string> GzipCompress(absl::string_view data) {
+  GzipWriter gz;
+  gz.Write(data);
+  return std::move(gz).Finish();
 }
 
 absl::StatusOr<std::string> GzipDecompress(absl::string_view data,

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -79,11 +80,17 @@ bool MayBeMainBinary(const Module& m) {
   return true;
 }
 
-}  // namespace
+// The encoding goes out in pieces of about this size (a Profile's fields
+// are a sequence of records, cut between any two): a large profile's
+// samples are most of it, and are compressed as they are written instead
+// of being held whole first.
+constexpr size_t kPieceBytes = size_t{64} << 10;
 
-std::string EncodePprof(const Profile& profile, const PprofOptions& options) {
+// EncodePprof, its bytes handed to `out` in order.
+void Encode(const Profile& profile, const PprofOptions& options,
+            absl::FunctionRef<void(absl::string_view)> out) {
   StringTable strings;
-  ProtoWriter body;  // fields 1-5, in field order; the rest is added below
+  ProtoWriter body;  // the fields in field order, handed out in pieces
   ProtoWriter msg;
 
   // sample_type: by convention (profile.proto) the count comes first.
@@ -158,6 +165,10 @@ std::string EncodePprof(const Profile& profile, const PprofOptions& options) {
     msg.PackedInt64s(f::kSampleValue, values);
     msg.Raw(*labels_encoded);
     body.Message(f::kSample, msg);
+    if (body.data().size() >= kPieceBytes) {
+      out(body.data());
+      body.Clear();
+    }
   }
 
   std::vector<size_t> mapping_order;
@@ -265,12 +276,22 @@ std::string EncodePprof(const Profile& profile, const PprofOptions& options) {
   body.Int64IfNonZero(f::kPeriod, options.period);
   body.PackedInt64s(f::kComment, comment_ids);
   body.Int64IfNonZero(f::kDefaultSampleType, weight_type);
-  return body.Release();
+  out(body.data());
+}
+
+}  // namespace
+
+std::string EncodePprof(const Profile& profile, const PprofOptions& options) {
+  std::string bytes;
+  Encode(profile, options, [&bytes](absl::string_view piece) { bytes.append(piece.data(), piece.size()); });
+  return bytes;
 }
 
 absl::StatusOr<std::string> WritePprof(const Profile& profile,
                                        const PprofOptions& options) {
-  return GzipCompress(EncodePprof(profile, options));
+  GzipWriter gz;
+  Encode(profile, options, [&gz](absl::string_view piece) { gz.Write(piece); });
+  return std::move(gz).Finish();
 }
 
 }  // namespace unwindd::profile
