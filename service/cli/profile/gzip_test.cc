@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
@@ -36,6 +37,28 @@ TEST(GzipTest, RoundTrips) {
     ASSERT_TRUE(back.ok()) << back.status();
     EXPECT_EQ(*back, data);
   }
+}
+
+// GzipWriter fed in pieces writes what GzipCompress writes for the whole:
+// pieces of one byte, of odd sizes, larger than zlib's output pieces, and
+// empty ones.
+TEST(GzipTest, PiecesCompressAsTheWhole) {
+  const std::string data = Noise(200 * 1024) + std::string(100 * 1024, 'b') + Noise(7);
+  absl::StatusOr<std::string> whole = GzipCompress(data);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  for (size_t piece : {size_t{1}, size_t{7}, size_t{4096}, size_t{70000}, data.size()}) {
+    GzipWriter gz;
+    for (size_t at = 0; at < data.size(); at += piece) {
+      gz.Write(absl::string_view(data).substr(at, piece));
+      gz.Write("");
+    }
+    absl::StatusOr<std::string> out = std::move(gz).Finish();
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(*out, *whole) << "pieces of " << piece;
+  }
+  absl::StatusOr<std::string> empty = GzipWriter().Finish();
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(*empty, *GzipCompress(""));
 }
 
 TEST(GzipTest, RefusesOutputPastTheLimit) {

@@ -402,6 +402,44 @@ TEST(PprofTest, RoundTrip) {
   }
 }
 
+// A profile whose encoding is many of the pieces WritePprof compresses as
+// it goes (64 KiB): the file holds exactly EncodePprof's bytes, and every
+// sample decodes to the stack and labels it was added with.
+TEST(PprofTest, LargeProfileInPieces) {
+  Profile p;
+  absl::StatusOr<int> exe = p.AddModule(
+      {.path = "/usr/bin/big", .start = 0x400000, .limit = 0x800000});
+  ASSERT_TRUE(exe.ok());
+  std::vector<DecodedSample> want;
+  for (int i = 0; i < 3000; ++i) {
+    // Stacks of 20 to 60 frames that share their outer frames, distinct
+    // at the leaf.
+    std::vector<Frame> stack;
+    const int depth = 20 + i % 41;
+    for (int d = 0; d < depth; ++d) {
+      const uint64_t pc = d == 0 ? 0x400000 + 16 * static_cast<uint64_t>(i)
+                                 : 0x500000 + 8 * static_cast<uint64_t>(depth - d);
+      stack.push_back({.address = pc, .return_address = d > 0, .module = *exe});
+    }
+    ASSERT_TRUE(p.AddSample({.pid = 1, .tid = 2 + i % 7, .comm = "big"}, stack, {},
+                            {.count = 1, .weight = 1000})
+                    .ok());
+    DecodedSample w;
+    for (const Frame& f : stack) w.frames.push_back({f.LookupAddress(), "/usr/bin/big"});
+    w.values = {1, 1000};
+    w.labels = {{"pid", "1"}, {"tid", absl::StrCat(2 + i % 7)}, {"comm", "big"}};
+    want.push_back(w);
+  }
+  const std::string raw = EncodePprof(p);
+  ASSERT_GT(raw.size(), size_t{3} << 16);  // several pieces
+  absl::StatusOr<std::string> gz = WritePprof(p);
+  ASSERT_TRUE(gz.ok()) << gz.status();
+  absl::StatusOr<std::string> back = GzipDecompress(*gz, 1 << 24);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, raw);
+  EXPECT_EQ(Decode(raw).samples, want);
+}
+
 TEST(PprofTest, EmptyProfile) {
   Profile p;
   const Decoded d = Decode(EncodePprof(p));
