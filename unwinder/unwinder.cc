@@ -302,9 +302,10 @@ bool ReplayRest(const WalkReplay::Record& last, int at, const arch::RegisterSet&
     stack.reset_high_mark(mark);
     return false;
   }
-  size_t n = out.frames.size();
-  out.frames.resize(n + at);
-  for (int i = at - 1; i >= 0; --i, ++n) out.frames[n] = frames[i];
+  // Appended one by one (the record is root first): resize would first
+  // zero what this overwrites.
+  out.frames.reserve(out.frames.size() + at);
+  for (int i = at - 1; i >= 0; --i) out.frames.push_back(frames[i]);
   out.stop = last.stop;
   out.stop_detail = last.stop_detail;
   return true;
