@@ -286,8 +286,17 @@ class ProfileBuilder {
       last.deep = last.last;
       last.deep_misses = 0;
     }
-    status_ = profile_->AddToNode(static_cast<uint32_t>(last.label_set), node, values, nullptr,
+    // The same stack as the thread's last sample: its sums, found again
+    // without the (label set, node) lookup.
+    if (node == last.stack_node && last.stack_index >= 0) {
+      status_ = profile_->AddToStack(static_cast<size_t>(last.stack_index), values);
+      return;
+    }
+    size_t stack = 0;
+    status_ = profile_->AddToNode(static_cast<uint32_t>(last.label_set), node, values, &stack,
                                   s.seq);
+    last.stack_node = node;
+    last.stack_index = status_.ok() ? static_cast<int64_t>(stack) : -1;
   }
 
   const absl::Status& status() const { return status_; }
@@ -321,6 +330,10 @@ class ProfileBuilder {
     Path last;
     Path deep;
     int deep_misses = 0;
+    // The last sample's stack: its node and its index in the profile's
+    // samples() (-1: none).
+    uint32_t stack_node = 0;
+    int64_t stack_index = -1;
     int64_t label_set = -1;
     uint32_t pid = 0;
     std::string comm;
@@ -329,6 +342,7 @@ class ProfileBuilder {
       last = {};
       deep = {};
       deep_misses = 0;
+      stack_index = -1;
     }
   };
 
