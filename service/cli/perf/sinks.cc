@@ -216,8 +216,8 @@ class ProfileBuilder {
     // only the frames that differ are looked up (their mapping, then their
     // node), outermost first.
     if (threads_.size() >= kMaxThreadsRemembered) threads_.clear();
-    ThreadPaths& last = threads_[{s.target_id, s.tid}];
-    if (last.label_set < 0 || last.comm != s.comm || last.pid != s.pid) {
+    ThreadPaths& thread = threads_[{s.target_id, s.tid}];
+    if (thread.label_set < 0 || thread.comm != s.comm || thread.pid != s.pid) {
       profile::ThreadLabels labels;
       labels.pid = s.pid;
       labels.tid = s.tid;
@@ -227,10 +227,10 @@ class ProfileBuilder {
         status_ = id.status();
         return;
       }
-      last.label_set = static_cast<int64_t>(*id);
-      last.comm = s.comm;
-      last.pid = s.pid;
-      last.Clear();
+      thread.label_set = static_cast<int64_t>(*id);
+      thread.comm = s.comm;
+      thread.pid = s.pid;
+      thread.Clear();
     }
     // Outermost first: the user frames from the last (kind: a return
     // address, or an exact pc, frame 0's and the one after a signal frame,
@@ -247,17 +247,17 @@ class ProfileBuilder {
       keys_.push_back(kKernel);
     }
     // Frames equal to the last sample's, and to the deep path's.
-    const size_t same_last = SharedFrames(keys_, last.last.keys);
-    const size_t same_deep = SharedFrames(keys_, last.deep.keys);
+    const size_t same_last = SharedFrames(keys_, thread.last.keys);
+    const size_t same_deep = SharedFrames(keys_, thread.deep.keys);
     const size_t same = std::max(same_last, same_deep);
     if (same_deep > same_last) {
-      last.last.nodes.assign(last.deep.nodes.begin(), last.deep.nodes.begin() + same);
-      last.deep_misses = 0;
+      thread.last.nodes.assign(thread.deep.nodes.begin(), thread.deep.nodes.begin() + same);
+      thread.deep_misses = 0;
     } else {
-      last.last.nodes.resize(same);
-      ++last.deep_misses;
+      thread.last.nodes.resize(same);
+      ++thread.deep_misses;
     }
-    std::vector<uint32_t>& nodes = last.last.nodes;
+    std::vector<uint32_t>& nodes = thread.last.nodes;
     uint32_t node = same > 0 ? nodes[same - 1] : profile::Profile::kRoot;
     for (size_t k = same; 2 * k < keys_.size(); ++k) {
       const uint64_t address = keys_[2 * k];
@@ -274,29 +274,29 @@ class ProfileBuilder {
       }
       if (!child.ok()) {
         status_ = child.status();
-        last.Clear();
+        thread.Clear();
         return;
       }
       node = *child;
       nodes.push_back(node);
     }
-    last.last.keys.swap(keys_);
-    if (last.last.keys.size() > last.deep.keys.size() ||
-        last.deep_misses >= kMaxDeepMisses) {
-      last.deep = last.last;
-      last.deep_misses = 0;
+    thread.last.keys.swap(keys_);
+    if (thread.last.keys.size() > thread.deep.keys.size() ||
+        thread.deep_misses >= kMaxDeepMisses) {
+      thread.deep = thread.last;
+      thread.deep_misses = 0;
     }
     // The same stack as the thread's last sample: its sums, found again
     // without the (label set, node) lookup.
-    if (node == last.stack_node && last.stack_index >= 0) {
-      status_ = profile_->AddToStack(static_cast<size_t>(last.stack_index), values);
+    if (node == thread.stack_node && thread.stack_index >= 0) {
+      status_ = profile_->AddToStack(static_cast<size_t>(thread.stack_index), values);
       return;
     }
     size_t stack = 0;
-    status_ = profile_->AddToNode(static_cast<uint32_t>(last.label_set), node, values, &stack,
+    status_ = profile_->AddToNode(static_cast<uint32_t>(thread.label_set), node, values, &stack,
                                   s.seq);
-    last.stack_node = node;
-    last.stack_index = status_.ok() ? static_cast<int64_t>(stack) : -1;
+    thread.stack_node = node;
+    thread.stack_index = status_.ok() ? static_cast<int64_t>(stack) : -1;
   }
 
   const absl::Status& status() const { return status_; }
