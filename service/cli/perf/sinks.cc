@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
@@ -215,8 +216,14 @@ class ProfileBuilder {
     // whichever of its two paths (ThreadPaths) shares more of them, and
     // only the frames that differ are looked up (their mapping, then their
     // node), outermost first.
-    if (threads_.size() >= kMaxThreadsRemembered) threads_.clear();
+    if (threads_.size() >= kMaxThreadsRemembered || frames_remembered_ > kMaxFramesRemembered) {
+      threads_.clear();
+      frames_remembered_ = 0;
+    }
     ThreadPaths& thread = threads_[{s.target_id, s.tid}];
+    // Whatever this sample leaves in the thread's paths is counted.
+    frames_remembered_ -= thread.Frames();
+    absl::Cleanup count = [this, &thread] { frames_remembered_ += thread.Frames(); };
     if (thread.label_set < 0 || thread.comm != s.comm || thread.pid != s.pid) {
       profile::ThreadLabels labels;
       labels.pid = s.pid;
@@ -310,6 +317,11 @@ class ProfileBuilder {
   static constexpr uint64_t kReturnAddress = 1;
   static constexpr uint64_t kKernel = 2;
   static constexpr size_t kMaxThreadsRemembered = 4096;
+  // Frames in all threads' paths (20 bytes each, as keys and nodes); past
+  // it, every thread's are forgotten, as past kMaxThreadsRemembered
+  // threads: a recording of thousands of threads with deep stacks then
+  // costs lookups, not memory.
+  static constexpr size_t kMaxFramesRemembered = size_t{1} << 20;
   // Samples in a row whose prefix the deep path did not lengthen before
   // the next one replaces it.
   static constexpr int kMaxDeepMisses = 16;
@@ -344,6 +356,7 @@ class ProfileBuilder {
       deep_misses = 0;
       stack_index = -1;
     }
+    size_t Frames() const { return last.nodes.size() + deep.nodes.size(); }
   };
 
   // How many (address, kind) pairs `a` and `b` start with in common.
@@ -415,6 +428,7 @@ class ProfileBuilder {
   } memo_;
   // (mapping table, tid) -> the thread's recent paths.
   absl::flat_hash_map<std::pair<uint64_t, uint32_t>, ThreadPaths> threads_;
+  size_t frames_remembered_ = 0;  // ThreadPaths::Frames() summed over threads_
   std::vector<uint64_t> keys_;  // Add's scratch
 };
 
