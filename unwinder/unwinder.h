@@ -57,7 +57,6 @@ struct UnwindOptions {
 // The thread_key of thread `tid` (never zero, whatever the tid).
 inline uint64_t ThreadKey(uint32_t tid) { return (uint64_t{1} << 32) | tid; }
 
-
 struct ThreadStack {
   pid_t tid = 0;
   std::vector<Frame> frames;

@@ -283,7 +283,8 @@ void Encode(const Profile& profile, const PprofOptions& options,
 
 std::string EncodePprof(const Profile& profile, const PprofOptions& options) {
   std::string bytes;
-  Encode(profile, options, [&bytes](absl::string_view piece) { bytes.append(piece.data(), piece.size()); });
+  Encode(profile, options,
+         [&bytes](absl::string_view piece) { bytes.append(piece.data(), piece.size()); });
   return bytes;
 }
 
