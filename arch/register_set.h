@@ -38,6 +38,12 @@ class RegisterSet {
     if (reg >= 0 && reg < kMaxRegisters) valid_ &= ~(uint64_t{1} << reg);
   }
   void Clear() { valid_ = 0; }
+  // No register valid, of `arch`: as RegisterSet(arch) without rewriting
+  // the values (nothing reads an invalid register's).
+  void Reset(Arch arch) {
+    arch_ = arch;
+    valid_ = 0;
+  }
   // Invalidates every register whose bit is clear in `bits`.
   void KeepValid(uint64_t bits) { valid_ &= bits; }
   // The stored value of a register the caller knows is valid and in range

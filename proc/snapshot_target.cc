@@ -148,7 +148,7 @@ class SnapshotTargetImpl final : public SnapshotTarget {
     }
     has_sample_ = true;
     tid_ = sample.tid;
-    registers_ = sample.registers;
+    registers_ = sample.registers;  // of arch_, checked above
     memory_.SetSample(sample.stack_address, sample.stack, sample.process,
                       sample.stack_end);
     return absl::OkStatus();
@@ -157,7 +157,7 @@ class SnapshotTargetImpl final : public SnapshotTarget {
   void ClearSample() override {
     has_sample_ = false;
     tid_ = 0;
-    registers_ = arch::RegisterSet(arch_);
+    registers_.Clear();  // still of arch_: only SetSample assigns it
     memory_.SetSample(0, {}, nullptr, 0);
   }
   bool stack_missed() const override { return memory_.missed(); }

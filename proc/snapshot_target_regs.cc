@@ -1,37 +1,23 @@
 #include "proc/snapshot_target_regs.h"
 
 #include "absl/strings/str_format.h"
-#include "arch/arch_ops.h"
 
 namespace unwindd::proc {
 
+namespace internal {
+
+absl::Status PerfRegisterCountError(uint64_t mask, size_t bits, size_t values) {
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "perf register mask 0x%x has %d bits but there are %d values", mask, bits, values));
+}
+
+}  // namespace internal
+
 absl::StatusOr<arch::RegisterSet> RegistersFromPerf(
     arch::Arch arch, uint64_t mask, absl::Span<const uint64_t> values) {
-  arch::RegisterSet regs(arch);
-  // perf index -> DWARF number, -1 for registers the unwinder does not track.
-  absl::Span<const int> table = arch::GetArchOps(arch).perf_regs;
-  // One value per set bit of `mask`, lowest bit first (perf_regs.h).
-  const size_t bits = static_cast<size_t>(__builtin_popcountll(mask));
-  if (bits > values.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "perf register mask 0x%x has more bits than the %d values", mask,
-        values.size()));
-  }
-  size_t next = 0;
-  const uint64_t width = regs.mask();  // once, not per register
-  for (uint64_t rest = mask; rest != 0; rest &= rest - 1) {
-    const int bit = __builtin_ctzll(rest);
-    const uint64_t v = values[next++];
-    if (static_cast<size_t>(bit) < table.size() && table[bit] >= 0 &&
-        table[bit] < arch::kMaxRegisters) {
-      regs.SetUnchecked(table[bit], v & width);
-    }
-  }
-  if (next != values.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "perf register mask 0x%x has %d bits but there are %d values", mask,
-        next, values.size()));
-  }
+  arch::RegisterSet regs;
+  absl::Status s = RegistersFromPerfInto(arch, mask, values, regs);
+  if (!s.ok()) return s;
   return regs;
 }
 

@@ -13,9 +13,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "arch/arch.h"
+#include "arch/arch_ops.h"
 #include "arch/register_set.h"
 
 namespace unwindd::proc {
@@ -25,6 +27,39 @@ namespace unwindd::proc {
 // dropped.
 absl::StatusOr<arch::RegisterSet> RegistersFromPerf(
     arch::Arch arch, uint64_t mask, absl::Span<const uint64_t> values);
+
+// The same into `regs`, which is reset to `arch` first (on error it holds no
+// valid register): for a caller that converts a sample's registers in
+// place. `values` has size() and operator[] (a span, perf::U64Array).
+template <typename Values>
+absl::Status RegistersFromPerfInto(arch::Arch arch, uint64_t mask, const Values& values,
+                                   arch::RegisterSet& regs);
+
+namespace internal {
+absl::Status PerfRegisterCountError(uint64_t mask, size_t bits, size_t values);
+}  // namespace internal
+
+template <typename Values>
+absl::Status RegistersFromPerfInto(arch::Arch arch, uint64_t mask, const Values& values,
+                                   arch::RegisterSet& regs) {
+  regs.Reset(arch);
+  // One value per set bit of `mask`, lowest bit first (perf_regs.h).
+  const size_t bits = static_cast<size_t>(__builtin_popcountll(mask));
+  if (bits != values.size()) return internal::PerfRegisterCountError(mask, bits, values.size());
+  // perf index -> DWARF number, -1 for registers the unwinder does not track.
+  const absl::Span<const int> table = arch::GetArchOps(arch).perf_regs;
+  const uint64_t width = regs.mask();  // once, not per register
+  size_t next = 0;
+  for (uint64_t rest = mask; rest != 0; rest &= rest - 1) {
+    const int bit = __builtin_ctzll(rest);
+    const uint64_t v = values[next++];
+    if (static_cast<size_t>(bit) < table.size() && table[bit] >= 0 &&
+        table[bit] < arch::kMaxRegisters) {
+      regs.SetUnchecked(table[bit], v & width);
+    }
+  }
+  return absl::OkStatus();
+}
 
 // (DWARF number, value) pairs; InvalidArgument for a number the arch does
 // not have (or that the unwinder does not track).

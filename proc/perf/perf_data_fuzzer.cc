@@ -64,7 +64,8 @@ class Consumer : public EventHandler {
     absl::StatusOr<PerfSnapshotter::Prepared> p =
         snap_.Prepare(e.sample, attr, maps_.Find(e.sample.pid));
     if (p.ok()) p->target->ClearSample();
-    snap_.Resolve(e.sample, attr, maps_.Find(e.sample.pid)).IgnoreError();
+    PerfSnapshotter::Resolved resolved;
+    snap_.Resolve(e.sample, attr, maps_.Find(e.sample.pid), resolved).IgnoreError();
     return absl::OkStatus();
   }
 

@@ -266,8 +266,8 @@ std::vector<SnapshotMapping> PerfSnapshotter::Build(const ProcessTable& table) {
   return out;
 }
 
-absl::StatusOr<PerfSnapshotter::Resolved> PerfSnapshotter::Resolve(
-    const Sample& sample, const EventAttr& attr, const ProcessTable* table) {
+absl::Status PerfSnapshotter::Resolve(const Sample& sample, const EventAttr& attr,
+                                     const ProcessTable* table, Resolved& out) {
   if (!(attr.sample_type & kSampleRegsUser) || sample.regs_user_abi == kRegsAbiNone ||
       sample.regs_user.empty()) {
     return absl::FailedPreconditionError(absl::StrFormat(
@@ -282,11 +282,10 @@ absl::StatusOr<PerfSnapshotter::Resolved> PerfSnapshotter::Resolve(
   absl::StatusOr<arch::Arch> arch =
       ArchOfSample(info_.arch, sample.regs_user_abi, attr.sample_regs_user);
   if (!arch.ok()) return arch.status();
-  regs_scratch_.resize(sample.regs_user.size());
-  for (size_t i = 0; i < regs_scratch_.size(); ++i) regs_scratch_[i] = sample.regs_user[i];
-  absl::StatusOr<arch::RegisterSet> regs =
-      RegistersFromPerf(*arch, attr.sample_regs_user, regs_scratch_);
-  if (!regs.ok()) return regs.status();
+  // In place: a RegisterSet is ~330 bytes, and this runs for every sample.
+  absl::Status regs =
+      RegistersFromPerfInto(*arch, attr.sample_regs_user, sample.regs_user, out.registers);
+  if (!regs.ok()) return regs;
 
   auto it = targets_.find(table->pid);
   if (it != targets_.end() && it->second.generation == table->generation &&
@@ -311,19 +310,18 @@ absl::StatusOr<PerfSnapshotter::Resolved> PerfSnapshotter::Resolve(
     it->second.target = nullptr;
     it->second.target_id = next_target_id_++;
   }
-  Resolved r;
-  r.target_id = it->second.target_id;
-  r.arch = *arch;
-  r.pid = static_cast<pid_t>(table->pid);
-  r.mappings = it->second.mappings;
-  r.registers = *regs;
-  return r;
+  out.target_id = it->second.target_id;
+  out.arch = *arch;
+  out.pid = static_cast<pid_t>(table->pid);
+  out.mappings = it->second.mappings;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<PerfSnapshotter::Prepared> PerfSnapshotter::Prepare(
     const Sample& sample, const EventAttr& attr, const ProcessTable* table) {
-  absl::StatusOr<Resolved> r = Resolve(sample, attr, table);
-  if (!r.ok()) return r.status();
+  absl::Status resolved = Resolve(sample, attr, table, resolved_);
+  if (!resolved.ok()) return resolved;
+  const Resolved* r = &resolved_;
   CachedTarget& cached = targets_.at(r->pid);
   Prepared p;
   p.arch = r->arch;

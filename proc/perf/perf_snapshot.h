@@ -121,7 +121,8 @@ class PerfSnapshotter {
   // mapping table of its process at its time, shared and immutable, with
   // its files opened. Samples with the same target_id have the same table.
   // The stack copy is sample.valid_stack(), starting at registers.sp().
-  // Errors as Prepare's.
+  // Errors as Prepare's; `out` is filled in place (a caller keeps one and
+  // reuses it), and on an error holds nothing of use.
   struct Resolved {
     uint64_t target_id = 0;
     arch::Arch arch = arch::Arch::kX86_64;
@@ -129,8 +130,8 @@ class PerfSnapshotter {
     std::shared_ptr<const std::vector<SnapshotMapping>> mappings;
     arch::RegisterSet registers;
   };
-  absl::StatusOr<Resolved> Resolve(const Sample& sample, const EventAttr& attr,
-                                   const ProcessTable* table);
+  absl::Status Resolve(const Sample& sample, const EventAttr& attr, const ProcessTable* table,
+                       Resolved& out);
 
   // Every recorded file looked at so far, in first-use order.
   std::vector<FileReport> files() const;
@@ -164,7 +165,7 @@ class PerfSnapshotter {
   absl::flat_hash_map<uint32_t, CachedTarget> targets_;
   std::list<uint32_t> lru_;  // pids, most recently used first
   uint64_t next_target_id_ = 1;
-  std::vector<uint64_t> regs_scratch_;
+  Resolved resolved_;  // Prepare's, reused from sample to sample
   bool own_vdso_read_ = false;
   absl::StatusOr<OwnVdso> own_vdso_ = absl::NotFoundError("not read");
 };

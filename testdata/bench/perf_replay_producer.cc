@@ -52,8 +52,9 @@ absl::Status Producer::OnEvent(const proc::perf::Event& e) {
   const proc::perf::Sample& sample = e.sample;
   const proc::perf::EventAttr& attr = reader_.attrs().at(e.attr_index);
   const proc::perf::ProcessTable* table = maps_.Find(sample.pid);
-  absl::StatusOr<proc::perf::PerfSnapshotter::Resolved> r = snap_.Resolve(sample, attr, table);
-  if (!r.ok()) {
+  proc::perf::PerfSnapshotter::Resolved resolved;
+  const proc::perf::PerfSnapshotter::Resolved* r = &resolved;
+  if (!snap_.Resolve(sample, attr, table, resolved).ok()) {
     ++result_.skipped;
     return absl::OkStatus();
   }

@@ -137,15 +137,15 @@ absl::Status SampleReader::OnEvent(const proc::perf::Event& e) {
   s.period = sample.period;
   s.event = attr.name;
   proc::perf::KernelCallchainInto(sample, s.kernel);
-  absl::StatusOr<proc::perf::PerfSnapshotter::Resolved> r =
-      snapshots_.Resolve(sample, attr, maps_.Find(sample.pid));
-  if (!r.ok()) {
-    s.error = std::string(r.status().message());
+  proc::perf::PerfSnapshotter::Resolved& r = resolved_;
+  if (absl::Status resolved = snapshots_.Resolve(sample, attr, maps_.Find(sample.pid), r);
+      !resolved.ok()) {
+    s.error = std::string(resolved.message());
   } else {
-    s.target_id = r->target_id;
-    s.arch = r->arch;
-    s.mappings = pipeline_.Hold(std::move(r->mappings));
-    s.registers = r->registers;
+    s.target_id = r.target_id;
+    s.arch = r.arch;
+    s.mappings = pipeline_.Hold(std::move(r.mappings));
+    s.registers = r.registers;
     const absl::Span<const uint8_t> stack = sample.valid_stack();
     if (sample.stack_file_offset != 0) {
       // Left in the file (a sparse read): the worker reads it.

@@ -86,6 +86,7 @@ class SampleReader : public proc::perf::EventHandler {
   const proc::perf::AttrSet& attrs_;
   proc::perf::ProcessMaps maps_;
   proc::perf::PerfSnapshotter snapshots_;
+  proc::perf::PerfSnapshotter::Resolved resolved_;  // each sample's, reused
   SamplePipeline& pipeline_;
   const bool stacks_stay_valid_;
   const std::atomic<bool>* cancel_ = nullptr;
