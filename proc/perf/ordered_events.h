@@ -75,6 +75,14 @@ class OrderedQueue {
   const uint64_t max_bytes_;
   std::vector<Entry> queue_;
   bool sorted_ = true;
+  // DeliverUpTo's scratch for sorting queue_, kept for their capacity.
+  struct Key {
+    uint64_t time;
+    uint64_t seq;
+    size_t index;
+  };
+  std::vector<Key> order_;
+  std::vector<Entry> sorting_;
   uint64_t bytes_ = 0;
   uint64_t seq_ = 0;
   uint64_t max_timestamp_ = 0;
