@@ -275,10 +275,7 @@ absl::Status PerfSnapshotter::Resolve(const Sample& sample, const EventAttr& att
         "recorded without --call-graph dwarf)",
         sample.tid));
   }
-  if (table == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("no mappings are known for pid %d", sample.pid));
-  }
+  if (table == nullptr) return NoMappings(sample);
   absl::StatusOr<arch::Arch> arch =
       ArchOfSample(info_.arch, sample.regs_user_abi, attr.sample_regs_user);
   if (!arch.ok()) return arch.status();
@@ -286,10 +283,32 @@ absl::Status PerfSnapshotter::Resolve(const Sample& sample, const EventAttr& att
   absl::Status regs =
       RegistersFromPerfInto(*arch, attr.sample_regs_user, sample.regs_user, out.registers);
   if (!regs.ok()) return regs;
+  ResolveTable(*table, *arch, out);
+  return absl::OkStatus();
+}
 
-  auto it = targets_.find(table->pid);
-  if (it != targets_.end() && it->second.generation == table->generation &&
-      it->second.arch == *arch) {
+absl::Status PerfSnapshotter::ResolveWithoutRegisters(const Sample& sample,
+                                                      const ProcessTable* table,
+                                                      Resolved& out) {
+  if (table == nullptr) return NoMappings(sample);
+  // No register ABI to tell a 32-bit process on a 64-bit kernel: the
+  // recording's machine.
+  absl::StatusOr<arch::Arch> arch = ArchOfSample(info_.arch, kRegsAbiNone, 0);
+  if (!arch.ok()) return arch.status();
+  out.registers.Reset(*arch);
+  ResolveTable(*table, *arch, out);
+  return absl::OkStatus();
+}
+
+absl::Status PerfSnapshotter::NoMappings(const Sample& sample) {
+  return absl::FailedPreconditionError(
+      absl::StrFormat("no mappings are known for pid %d", sample.pid));
+}
+
+void PerfSnapshotter::ResolveTable(const ProcessTable& table, arch::Arch arch, Resolved& out) {
+  auto it = targets_.find(table.pid);
+  if (it != targets_.end() && it->second.generation == table.generation &&
+      it->second.arch == arch) {
     lru_.splice(lru_.begin(), lru_, it->second.lru);
   } else {
     if (it == targets_.end()) {
@@ -297,24 +316,22 @@ absl::Status PerfSnapshotter::Resolve(const Sample& sample, const EventAttr& att
         targets_.erase(lru_.back());
         lru_.pop_back();
       }
-      lru_.push_front(table->pid);
-      it = targets_.emplace(table->pid, CachedTarget{}).first;
+      lru_.push_front(table.pid);
+      it = targets_.emplace(table.pid, CachedTarget{}).first;
       it->second.lru = lru_.begin();
     } else {
       lru_.splice(lru_.begin(), lru_, it->second.lru);
     }
-    it->second.generation = table->generation;
-    it->second.arch = *arch;
-    it->second.mappings =
-        std::make_shared<const std::vector<SnapshotMapping>>(Build(*table));
+    it->second.generation = table.generation;
+    it->second.arch = arch;
+    it->second.mappings = std::make_shared<const std::vector<SnapshotMapping>>(Build(table));
     it->second.target = nullptr;
     it->second.target_id = next_target_id_++;
   }
   out.target_id = it->second.target_id;
-  out.arch = *arch;
-  out.pid = static_cast<pid_t>(table->pid);
+  out.arch = arch;
+  out.pid = static_cast<pid_t>(table.pid);
   out.mappings = it->second.mappings;
-  return absl::OkStatus();
 }
 
 absl::StatusOr<PerfSnapshotter::Prepared> PerfSnapshotter::Prepare(

@@ -132,6 +132,11 @@ class PerfSnapshotter {
   };
   absl::Status Resolve(const Sample& sample, const EventAttr& attr, const ProcessTable* table,
                        Resolved& out);
+  // The same for a sample that brings no registers, only its callchain
+  // (perf record -g): its process's table and the recording's arch;
+  // `out.registers` holds none. FailedPrecondition without mappings.
+  absl::Status ResolveWithoutRegisters(const Sample& sample, const ProcessTable* table,
+                                       Resolved& out);
 
   // Every recorded file looked at so far, in first-use order.
   std::vector<FileReport> files() const;
@@ -151,6 +156,10 @@ class PerfSnapshotter {
   };
 
   std::vector<SnapshotMapping> Build(const ProcessTable& table);
+  // `out`'s target, arch, pid and mappings: the cached table of `table`'s
+  // process, built again when the table or the arch changed.
+  void ResolveTable(const ProcessTable& table, arch::Arch arch, Resolved& out);
+  static absl::Status NoMappings(const Sample& sample);
   const OpenedFile& Open(const std::string& recorded_path,
                          const std::string& build_id);
   std::shared_ptr<const std::vector<uint8_t>> Vdso(const std::string& build_id);

@@ -349,17 +349,30 @@ std::vector<uint64_t> KernelCallchain(const Sample& s) {
   return out;
 }
 
-void KernelCallchainInto(const Sample& s, std::vector<uint64_t>& out) {
+namespace {
+
+// The addresses after the `context` marker up to the next marker.
+void CallchainPartInto(const Sample& s, uint64_t context, std::vector<uint64_t>& out) {
   out.clear();
-  bool kernel = false;
+  bool in = false;
   for (size_t i = 0; i < s.callchain.size(); ++i) {
     const uint64_t ip = s.callchain[i];
     if (ip >= kContextMax) {
-      kernel = ip == kContextKernel;
+      in = ip == context;
       continue;
     }
-    if (kernel) out.push_back(ip);
+    if (in) out.push_back(ip);
   }
+}
+
+}  // namespace
+
+void KernelCallchainInto(const Sample& s, std::vector<uint64_t>& out) {
+  CallchainPartInto(s, kContextKernel, out);
+}
+
+void UserCallchainInto(const Sample& s, std::vector<uint64_t>& out) {
+  CallchainPartInto(s, kContextUser, out);
 }
 
 absl::Status ParseMmap(absl::Span<const uint8_t> record, uint64_t trailer,

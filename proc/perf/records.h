@@ -167,6 +167,11 @@ bool LocateStackUser(absl::Span<const uint8_t> prefix, const EventAttr& attr,
 std::vector<uint64_t> KernelCallchain(const Sample& s);
 // The same, into `out` (cleared first; its buffer kept).
 void KernelCallchainInto(const Sample& s, std::vector<uint64_t>& out);
+// The user part (after PERF_CONTEXT_USER), into `out` likewise: what the
+// kernel found by walking the frame-pointer chain when the recording asked
+// for user callchains (perf record -g, --call-graph fp), the sampled PC
+// first; empty with --call-graph dwarf, which excludes it.
+void UserCallchainInto(const Sample& s, std::vector<uint64_t>& out);
 
 // PERF_RECORD_MMAP and PERF_RECORD_MMAP2.
 struct MmapEvent {

@@ -133,6 +133,27 @@ TEST(KernelCallchain, BetweenTheKernelMarkerAndTheNext) {
   EXPECT_TRUE(KernelCallchain(s).empty());
 }
 
+TEST(UserCallchain, BetweenTheUserMarkerAndTheNext) {
+  EventAttr a;
+  a.sample_type = kSampleCallchain;
+  SampleSpec spec;
+  // A guest's part after the user's is not the user's.
+  spec.callchain = {kContextKernel, 0xffffffff81000010ULL, kContextUser, 0x401000,
+                    0x402000,       0x403000,              kContextGuest, 0x501000};
+  Sample s;
+  const std::vector<uint8_t> record = SampleRecord(a, spec);
+  ASSERT_TRUE(ParseSample(record, a, s).ok());
+  std::vector<uint64_t> user = {1, 2, 3, 4, 5};  // cleared first
+  UserCallchainInto(s, user);
+  EXPECT_EQ(user, (std::vector<uint64_t>{0x401000, 0x402000, 0x403000}));
+  // --call-graph dwarf: the kernel's part only.
+  spec.callchain = {kContextKernel, 0xffffffff81000010ULL};
+  const std::vector<uint8_t> kernel_only = SampleRecord(a, spec);
+  ASSERT_TRUE(ParseSample(kernel_only, a, s).ok());
+  UserCallchainInto(s, user);
+  EXPECT_TRUE(user.empty());
+}
+
 TEST(ParseSample, EveryTruncationIsDataLossNeverACrash) {
   const EventAttr a = AllFieldsAttr();
   std::vector<uint8_t> rec = SampleRecord(a, AllFieldsSpec());

@@ -219,19 +219,30 @@ TEST_F(UnwindPerfNewcomerTest, PipeModeOnStdin) {
   EXPECT_FALSE(absl::StrContains(out.stderr_text, "unknown option")) << out.stderr_text;
 }
 
-// perf record -g keeps no user stacks: said once, with how to record.
+// A recording with neither user stacks nor call chains (perf record
+// without -g): said once, with how to record. perf record -g keeps the
+// kernel's call chains, which are the samples' frames, and a DWARF
+// recording's stacks are unwound: neither says it.
 TEST_F(UnwindPerfNewcomerTest, ARecordingWithoutDwarfStacksSaysSo) {
-  const std::string data = dir_ + "/fp.data";
-  const ToolOutput rec = Shell(absl::StrCat(
-      "cd '", dir_, "' && HOME='", dir_, "' timeout -s INT 3 perf record -q -e cpu-clock -g -o '",
-      data, "' -- '", Fixture(), "' >/dev/null 2>&1; test -s '", data, "'"));
-  ASSERT_EQ(rec.exit_code, 0) << rec.stderr_text;
-  const ToolOutput out = RunUnwind({"perf", data});
-  EXPECT_EQ(out.exit_code, 0) << out.stderr_text;
   const std::string says = "record with perf record --call-graph dwarf";
-  EXPECT_TRUE(absl::StrContains(out.stderr_text, says)) << out.stderr_text;
-  EXPECT_EQ(out.stderr_text.find(says), out.stderr_text.rfind(says)) << out.stderr_text;
-  // A DWARF recording says nothing of the kind.
+  for (const char* graph : {"", "-g"}) {
+    SCOPED_TRACE(graph);
+    const std::string data = absl::StrCat(dir_, "/graph", graph, ".data");
+    const ToolOutput rec = Shell(absl::StrCat(
+        "cd '", dir_, "' && HOME='", dir_, "' timeout -s INT 3 perf record -q -e cpu-clock ",
+        graph, " -o '", data, "' -- '", Fixture(), "' >/dev/null 2>&1; test -s '", data, "'"));
+    ASSERT_EQ(rec.exit_code, 0) << rec.stderr_text;
+    const ToolOutput out = RunUnwind({"perf", data, "--format=json"});
+    EXPECT_EQ(out.exit_code, 0) << out.stderr_text;
+    if (*graph == '\0') {
+      EXPECT_TRUE(absl::StrContains(out.stderr_text, says)) << out.stderr_text;
+      EXPECT_EQ(out.stderr_text.find(says), out.stderr_text.rfind(says)) << out.stderr_text;
+    } else {
+      EXPECT_FALSE(absl::StrContains(out.stderr_text, says)) << out.stderr_text;
+      EXPECT_TRUE(absl::StrContains(out.stdout_text, "\"method\": \"frame_pointer\""))
+          << out.stdout_text.substr(0, 2000);
+    }
+  }
   absl::StatusOr<std::string> dwarf = proc::perf::testing::RecordWithPerf(
       {Fixture()}, dir_, "dwarf", proc::perf::testing::Mode::kFile, absl::Seconds(3));
   ASSERT_TRUE(dwarf.ok()) << dwarf.status();

@@ -93,9 +93,9 @@ int RunPerf(const Command& cmd, const std::atomic<bool>* cancel) {
   if (const uint64_t n = handler.samples_without_user_stack(); n > 0) {
     Warn(absl::StrCat(
         "warning: ", n, " of ", handler.samples(),
-        " samples have no user registers and stack copy to unwind (recorded without "
-        "--call-graph dwarf; perf record -g keeps frame-pointer call chains only): "
-        "record with perf record --call-graph dwarf ..."));
+        " samples have no user registers and stack copy to unwind, nor a user call "
+        "chain (recorded without --call-graph dwarf or -g): record with perf record "
+        "--call-graph dwarf ..."));
   }
   for (const std::string& w : (*reader)->warnings().kept()) Warn(absl::StrCat("warning: ", w));
   for (const std::string& w : handler.jit_warnings()) Warn(absl::StrCat("warning: ", w));

@@ -57,6 +57,7 @@ void UnwoundSample::Reset() {
   stack = {};
   stack_copy.clear();
   stack_file_offset = stack_file_bytes = 0;
+  user_callchain.clear();
   thread.frames.clear();
   thread.stop_detail.clear();
   modules.clear();
@@ -248,7 +249,8 @@ void SamplePipeline::UnwindBatch(Worker& w, Batch& batch) {
     }
     proc::SnapshotTarget& target = *it->second.target;
     Worker::Space& space = it->second;
-    absl::Status unwound = Unwind(w, s, target, *space.space);
+    absl::Status unwound = s.user_callchain.empty() ? Unwind(w, s, target, *space.space)
+                                                    : FramesOfCallchain(s, *space.space);
     if (!unwound.ok()) {
       s.error = std::string(unwound.message());
       continue;
@@ -344,6 +346,37 @@ absl::Status SamplePipeline::Unwind(Worker& w, UnwoundSample& s, proc::SnapshotT
     *need = static_cast<uint32_t>(
         std::min<uint64_t>(std::max<uint64_t>(next, *need - *need / 16), UINT32_MAX));
   }
+  return absl::OkStatus();
+}
+
+absl::Status SamplePipeline::FramesOfCallchain(UnwoundSample& s,
+                                               unwinder::AddressSpace& space) const {
+  // The sampled PC, then each return address the kernel's walk found, in
+  // the module that holds it (a return address is looked up one byte
+  // before it, in the call). A return address of 0 ends the stack, as it
+  // ends a walk: the kernel records the 0 it read past the outermost
+  // frame (whose frame pointer is 0), and perf script prints it.
+  const size_t limit = static_cast<size_t>(options_.unwind.max_frames);
+  const size_t n = std::min(s.user_callchain.size(), limit);
+  s.thread.frames.clear();
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t pc = s.user_callchain[i];
+    if (i > 0 && pc == 0) break;
+    const arch::FrameAddress at = i == 0 ? arch::FrameAddress::InstructionPointer(pc)
+                                         : arch::FrameAddress::ReturnAddress(pc);
+    unwinder::MappedModule* mm = space.Find(at.LookupAddress());
+    const uint64_t rel_pc = mm != nullptr && mm->bias_known ? pc - mm->load_bias : 0;
+    s.thread.frames.push_back(unwinder::Frame{
+        pc, 0, i == 0 ? unwinder::Method::kInitial : unwinder::Method::kFramePointer,
+        space.IndexOf(mm), rel_pc});
+  }
+  s.thread.tid = static_cast<pid_t>(s.tid);
+  // Where the kernel's walk stopped and why is not recorded: a chain cut
+  // at the frame limit says so, any other ends where the kernel's did.
+  s.thread.stop = s.thread.frames.size() == limit && limit < s.user_callchain.size() &&
+                          s.user_callchain[limit] != 0
+                      ? unwinder::StopReason::kMaxFrames
+                      : unwinder::StopReason::kEndOfStack;
   return absl::OkStatus();
 }
 

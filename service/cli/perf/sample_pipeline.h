@@ -95,6 +95,10 @@ struct UnwoundSample {
   // worker reads what the walk needs.
   uint64_t stack_file_offset = 0;
   uint64_t stack_file_bytes = 0;
+  // Or, for a sample recorded with a user callchain instead of registers
+  // and a stack copy (perf record -g): the kernel's frame-pointer walk,
+  // sampled PC first. Its frames are those addresses, not unwound.
+  std::vector<uint64_t> user_callchain;
   // The result: one thread, and the modules its frames refer to
   // (Frame::module indexes `modules`; the pipeline keeps each alive until
   // the sample has been written).
@@ -190,6 +194,8 @@ class SamplePipeline {
   // stack file when it is there).
   absl::Status Unwind(Worker& w, UnwoundSample& s, proc::SnapshotTarget& target,
                       unwinder::AddressSpace& space);
+  // The frames of `s`'s user_callchain, with their modules in `space`.
+  absl::Status FramesOfCallchain(UnwoundSample& s, unwinder::AddressSpace& space) const;
   void Write();
   // Whether the writer has something to do (under mu_): the next batch in
   // order and one more after it, or the last ones, or the end.

@@ -127,7 +127,6 @@ absl::Status SampleReader::OnEvent(const proc::perf::Event& e) {
   }
   const proc::perf::EventAttr& attr = attrs_.at(e.attr_index);
   constexpr uint64_t kUserStack = proc::perf::kSampleRegsUser | proc::perf::kSampleStackUser;
-  if ((attr.sample_type & kUserStack) != kUserStack) ++samples_without_user_stack_;
   UnwoundSample& s = pipeline_.Next();  // empty: filled in place
   s.comm = comm;
   s.pid = sample.pid;
@@ -138,8 +137,21 @@ absl::Status SampleReader::OnEvent(const proc::perf::Event& e) {
   s.event = attr.name;
   proc::perf::KernelCallchainInto(sample, s.kernel);
   proc::perf::PerfSnapshotter::Resolved& r = resolved_;
-  if (absl::Status resolved = snapshots_.Resolve(sample, attr, maps_.Find(sample.pid), r);
-      !resolved.ok()) {
+  const proc::perf::ProcessTable* table = maps_.Find(sample.pid);
+  absl::Status resolved = snapshots_.Resolve(sample, attr, table, r);
+  if (!resolved.ok() && absl::IsFailedPrecondition(resolved) && table != nullptr &&
+      (attr.sample_type & proc::perf::kSampleCallchain)) {
+    // No registers and stack copy (perf record -g): the frames are the
+    // user callchain the kernel recorded, if any.
+    proc::perf::UserCallchainInto(sample, s.user_callchain);
+    if (!s.user_callchain.empty()) {
+      resolved = snapshots_.ResolveWithoutRegisters(sample, table, r);
+    }
+  }
+  if ((attr.sample_type & kUserStack) != kUserStack && s.user_callchain.empty()) {
+    ++samples_without_user_stack_;
+  }
+  if (!resolved.ok()) {
     s.error = std::string(resolved.message());
   } else {
     s.target_id = r.target_id;

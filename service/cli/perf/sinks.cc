@@ -101,7 +101,9 @@ class PerfScriptFormatter {
                              std::make_unique<cli::PerfScriptMappings>(Mappings(s), names))
                  .first;
       }
-      cli::AppendPerfScriptFrames(s.thread, *it->second, out);
+      cli::AppendPerfScriptFrames(s.thread, *it->second, out,
+                                  s.user_callchain.empty() ? cli::FrameAddresses::kUnwound
+                                                           : cli::FrameAddresses::kRecorded);
     }
     out->push_back('\n');
   }

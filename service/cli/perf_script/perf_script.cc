@@ -154,9 +154,9 @@ const PerfScriptMappings::Entry* PerfScriptMappings::Search(uint64_t address) co
 }
 
 PerfFrameAddress PerfScriptMappings::Address(absl::Span<const unwinder::Frame> frames,
-                                             size_t i) const {
+                                             size_t i, FrameAddresses kind) const {
   const Entry* hint = nullptr;
-  return AddressWithHint(frames, i, &hint);
+  return AddressWithHint(frames, i, kind, &hint);
 }
 
 std::string FormatPerfScriptFrames(const unwinder::ThreadStack& stack,
@@ -167,7 +167,8 @@ std::string FormatPerfScriptFrames(const unwinder::ThreadStack& stack,
 }
 
 void AppendPerfScriptFrames(const unwinder::ThreadStack& stack,
-                            const PerfScriptMappings& mappings, TextBuffer* out) {
+                            const PerfScriptMappings& mappings, TextBuffer* out,
+                            FrameAddresses kind) {
   // This runs for every frame of every sample: the addresses first, then
   // the buffer extended once by the exact length and the lines written
   // through a pointer.
@@ -178,7 +179,7 @@ void AppendPerfScriptFrames(const unwinder::ThreadStack& stack,
   size_t length = 0;
   const PerfScriptMappings::Entry* hint = nullptr;
   for (size_t i = 0; i < stack.frames.size(); ++i) {
-    addresses.push_back(mappings.AddressWithHint(stack.frames, i, &hint));
+    addresses.push_back(mappings.AddressWithHint(stack.frames, i, kind, &hint));
     const PerfFrameAddress& a = addresses.back();
     length += kFixed + a.dso.size();
     // " NAME+0x" and up to 16 digits in place of " [unknown] ".

@@ -66,6 +66,13 @@ struct PerfScriptHeader {
 std::string FormatPerfScriptHeader(const PerfScriptHeader& h);
 void AppendPerfScriptHeader(const PerfScriptHeader& h, TextBuffer* out);
 
+// Which addresses perf prints for a sample's user frames. kUnwound: its
+// DWARF unwinder's frames, each but the first (and a signal frame) one
+// byte before its return address, in the call (perf's libunwind and libdw
+// code subtracts 1). kRecorded: a callchain the kernel recorded (perf
+// record -g), every address as recorded.
+enum class FrameAddresses { kUnwound, kRecorded };
+
 // The address perf script prints for frame `i` of `frames` and the DSO
 // name it prints with it ("[unknown]" outside every mapping).
 struct PerfFrameAddress {
@@ -96,7 +103,8 @@ class PerfScriptMappings {
       : PerfScriptMappings(mappings, Names{}) {}
   PerfScriptMappings(absl::Span<const proc::Mapping> mappings, const Names& names);
 
-  PerfFrameAddress Address(absl::Span<const unwinder::Frame> frames, size_t i) const;
+  PerfFrameAddress Address(absl::Span<const unwinder::Frame> frames, size_t i,
+                           FrameAddresses kind = FrameAddresses::kUnwound) const;
 
  private:
   struct Entry {
@@ -117,9 +125,10 @@ class PerfScriptMappings {
   const Entry* Search(uint64_t address) const;
   // Inline: it runs for every frame of every sample.
   PerfFrameAddress AddressWithHint(absl::Span<const unwinder::Frame> frames, size_t i,
-                                   const Entry** hint) const {
+                                   FrameAddresses kind, const Entry** hint) const {
     const unwinder::Frame& f = frames[i];
-    const bool exact = i == 0 || f.method == unwinder::Method::kSignal;
+    const bool exact =
+        i == 0 || f.method == unwinder::Method::kSignal || kind == FrameAddresses::kRecorded;
     const uint64_t lookup = exact || f.pc == 0 ? f.pc : f.pc - 1;
     const Entry* e = Find(lookup, *hint);
     if (e == nullptr) return {lookup, "[unknown]"};
@@ -137,7 +146,8 @@ class PerfScriptMappings {
     return {lookup - e->start + e->offset, e->dso, e->symbol, lookup - e->start};
   }
   friend void AppendPerfScriptFrames(const unwinder::ThreadStack& stack,
-                                     const PerfScriptMappings& mappings, TextBuffer* out);
+                                     const PerfScriptMappings& mappings, TextBuffer* out,
+                                     FrameAddresses kind);
   std::vector<Entry> entries_;
 };
 
@@ -146,7 +156,8 @@ class PerfScriptMappings {
 std::string FormatPerfScriptFrames(const unwinder::ThreadStack& stack,
                                    absl::Span<const proc::Mapping> mappings);
 void AppendPerfScriptFrames(const unwinder::ThreadStack& stack,
-                            const PerfScriptMappings& mappings, TextBuffer* out);
+                            const PerfScriptMappings& mappings, TextBuffer* out,
+                            FrameAddresses kind = FrameAddresses::kUnwound);
 
 // Kernel callchain entries (PERF_SAMPLE_CALLCHAIN below
 // PERF_CONTEXT_USER, markers removed) the way perf prints them above the
