@@ -2,10 +2,11 @@
 // record can be handed on without a copy and stays valid for as long as
 // somebody holds its chunk (a queued record, a sample being unwound).
 //
-// Why not a mapping: on a VM whose guest page tables are shadowed by the
-// host, mapping a perf.data's pages costs more than copying them once
-// into buffers that stay mapped (see docs/speed.md); and a pipe
-// cannot be mapped at all.
+// Why not a mapping: mapping a perf.data's pages cost as much as copying
+// them once into buffers that stay mapped, or more (on a VM whose guest
+// page tables the host shadows, much more), and the walks then read
+// stack copies no copy has brought into the cache, while the whole file
+// counts in the peak RSS (docs/speed.md); and a pipe cannot be mapped.
 //
 //   ChunkedInput in(source, {.chunk_bytes = 2 << 20, .max_free_chunks = 16});
 //   while (in.Ensure(n)) {           // n bytes at in.data(), or the end
