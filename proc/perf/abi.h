@@ -175,6 +175,7 @@ inline constexpr uint32_t kRecordTimeConv = 79;
 inline constexpr uint32_t kRecordHeaderFeature = 80;
 inline constexpr uint32_t kRecordCompressed = 81;
 inline constexpr uint32_t kRecordFinishedInit = 82;
+inline constexpr uint32_t kRecordCompressed2 = 83;
 
 // PERF_RECORD_EVENT_UPDATE's types (tools/lib/perf/include/perf/event.h:
 // UNIT 0, SCALE 1, NAME 2, CPUS 3); only the name is read.

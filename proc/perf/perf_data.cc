@@ -434,41 +434,15 @@ absl::Status PerfDataReader::Read(EventHandler& handler) {
       break;
     }
     if (rec.empty()) break;
-    if (stats_.records >= limits_.max_records) {
-      Warn(offset, absl::StrFormat("more than %d records; the rest is not read",
-                                   limits_.max_records));
-      break;
-    }
-    ++stats_.records;
-    const uint32_t type = Load32(rec.data());
-    if (type >= kRecordUserTypeStart) {
-      status = HandleUserRecord(rec, offset, queue, handler);
-      if (!status.ok()) break;
-      continue;
-    }
-    const int attr_index = attrs_.ForRecord(type, rec);
-    const uint64_t time = TimeOf(type, rec, attr_index);
-    const std::shared_ptr<const void>* owner = RecordOwner();
-    const uint64_t stack_file_offset = LastStackFileOffset();
-    if (time == 0 || time == ~uint64_t{0}) {
-      // perf delivers records without a timestamp at once (-ETIME).
-      status = Deliver(rec, offset, attr_index, owner, stack_file_offset, handler);
-    } else {
-      OrderedQueue::Entry e;
-      e.time = time;
-      e.offset = offset;
-      e.size = static_cast<uint32_t>(rec.size());
-      e.attr_index = attr_index;
-      e.stack_file_offset = stack_file_offset;
-      if (owner != nullptr) {
-        e.data = rec.data();
-        e.owner = *owner;
-      } else if (MustCopy()) {
-        e.copy.assign(rec.begin(), rec.end());
-      }
-      status = queue.Push(std::move(e), deliver);
-    }
-    if (!status.ok()) break;
+    bool stop = false;
+    status = ProcessRecord(rec, offset, RecordOwner(), LastStackFileOffset(), queue, deliver,
+                           handler, stop);
+    if (!status.ok() || stop) break;
+  }
+  if (decompressor_ != nullptr && decompressor_->pending() > 0 && status.ok()) {
+    Warn(0, absl::StrFormat("the compressed records end inside a record (%d bytes of it); "
+                            "the records before it are used",
+                            decompressor_->pending()));
   }
   // After bad input, what came before it is still delivered (a partial
   // result), and the error returned; after the handler's own error,
@@ -485,6 +459,94 @@ absl::Status PerfDataReader::Read(EventHandler& handler) {
                             "delivered (delivered late, as perf does)",
                             stats_.out_of_order));
   }
+  return status;
+}
+
+absl::Status PerfDataReader::ProcessRecord(absl::Span<const uint8_t> rec, uint64_t offset,
+                                           const std::shared_ptr<const void>* owner,
+                                           uint64_t stack_file_offset, OrderedQueue& queue,
+                                           const OrderedQueue::Deliver& deliver,
+                                           EventHandler& handler, bool& stop) {
+  if (stats_.records >= limits_.max_records) {
+    Warn(offset, absl::StrFormat("more than %d records; the rest is not read",
+                                 limits_.max_records));
+    stop = true;
+    return absl::OkStatus();
+  }
+  ++stats_.records;
+  const uint32_t type = Load32(rec.data());
+  if (type == kRecordCompressed || type == kRecordCompressed2) {
+    return HandleCompressed(rec, offset, queue, deliver, handler, stop);
+  }
+  if (type >= kRecordUserTypeStart) return HandleUserRecord(rec, offset, queue, handler);
+  const int attr_index = attrs_.ForRecord(type, rec);
+  const uint64_t time = TimeOf(type, rec, attr_index);
+  if (time == 0 || time == ~uint64_t{0}) {
+    // perf delivers records without a timestamp at once (-ETIME).
+    return Deliver(rec, offset, attr_index, owner, stack_file_offset, handler);
+  }
+  OrderedQueue::Entry e;
+  e.time = time;
+  e.offset = offset;
+  e.size = static_cast<uint32_t>(rec.size());
+  e.attr_index = attr_index;
+  e.stack_file_offset = stack_file_offset;
+  if (owner != nullptr) {
+    e.data = rec.data();
+    e.owner = *owner;
+  } else if (MustCopy()) {
+    e.copy.assign(rec.begin(), rec.end());
+  }
+  return queue.Push(std::move(e), deliver);
+}
+
+absl::Status PerfDataReader::HandleCompressed(absl::Span<const uint8_t> rec, uint64_t offset,
+                                              OrderedQueue& queue,
+                                              const OrderedQueue::Deliver& deliver,
+                                              EventHandler& handler, bool& stop) {
+  if (in_compressed_) {
+    return absl::DataLossError(absl::StrFormat(
+        "a compressed record inside the compressed record at 0x%x", offset));
+  }
+  // PERF_RECORD_COMPRESSED: header, data; PERF_RECORD_COMPRESSED2:
+  // header, u64 data_size, data (then padding).
+  absl::Span<const uint8_t> payload = rec.subspan(kRecordHeaderSize);
+  if (Load32(rec.data()) == kRecordCompressed2) {
+    if (payload.size() < 8 || Load64(payload.data()) > payload.size() - 8) {
+      return absl::DataLossError(absl::StrFormat(
+          "COMPRESSED2 at 0x%x: its data_size runs past its %d bytes", offset, rec.size()));
+    }
+    payload = payload.subspan(8, Load64(payload.data()));
+  }
+  if (decompressor_ == nullptr) decompressor_ = std::make_unique<RecordDecompressor>();
+  absl::StatusOr<std::shared_ptr<const Decompressed>> out = decompressor_->Next(payload);
+  if (!out.ok()) {
+    return absl::Status(out.status().code(),
+                        absl::StrFormat("compressed record at 0x%x: %s (perf record -z)",
+                                        offset, out.status().message()));
+  }
+  // Its records are handled as if read from the file at its offset; they
+  // point into the decompressed bytes, which the queued ones hold.
+  const std::shared_ptr<const void> owner = *out;
+  const absl::Span<const uint8_t> bytes = (*out)->bytes();
+  size_t pos = 0;
+  in_compressed_ = true;
+  absl::Status status;
+  while (bytes.size() - pos >= kRecordHeaderSize && status.ok() && !stop) {
+    const uint16_t size = Load16(bytes.data() + pos + 6);
+    if (size < kRecordHeaderSize) {
+      status = absl::DataLossError(absl::StrFormat(
+          "a record in the compressed record at 0x%x says it is %d bytes (at least %d)",
+          offset, size, kRecordHeaderSize));
+      break;
+    }
+    if (size > bytes.size() - pos) break;  // goes on in the next compressed record
+    status = ProcessRecord(bytes.subspan(pos, size), offset, &owner, 0, queue, deliver, handler,
+                           stop);
+    pos += size;
+  }
+  in_compressed_ = false;
+  decompressor_->KeepRest(bytes.subspan(pos));
   return status;
 }
 
@@ -620,14 +682,6 @@ absl::Status PerfDataReader::HandleUserRecord(absl::Span<const uint8_t> rec,
       }
       break;
     }
-    case kRecordCompressed:
-      ++stats_.skipped;
-      if (!warned_compressed_) {
-        warned_compressed_ = true;
-        Warn(offset, "zstd-compressed records (perf record -z) are not "
-                     "supported; they are skipped");
-      }
-      break;
     default:
       // HEADER_EVENT_TYPE, TIME_CONV, THREAD_MAP, CPU_MAP, STAT*,
       // FINISHED_INIT, AUXTRACE_INFO/ERROR and later types: nothing to

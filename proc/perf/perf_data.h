@@ -33,6 +33,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "memory/scoped_fd.h"
+#include "proc/perf/compressed.h"
 #include "proc/perf/header.h"
 #include "proc/perf/ordered_events.h"
 #include "proc/perf/records.h"
@@ -68,7 +69,9 @@ struct Event {
   // What keeps `record` (and every span into it: the sample's stack...)
   // valid after OnEvent returns. Null: the reader's life does when its
   // records_outlive_delivery(), else nothing (copy what you keep). Set:
-  // a copy of *keep does (a chunk of the input, shared, not copied).
+  // a copy of *keep does (a chunk of the input, or the bytes of a
+  // compressed record decompressed, shared, not copied), whatever the
+  // reader: check it first.
   const std::shared_ptr<const void>* keep = nullptr;
   int attr_index = -1;  // the attr that wrote it; -1 if unknown
   // Time and ids: the sample's own, or a non-sample's sample_id trailer.
@@ -143,7 +146,8 @@ class PerfDataReader {
   bool pipe_mode() const { return pipe_mode_; }
   // Whether an Event's spans (record, sample stack...) stay valid for as long
   // as the reader lives (a mapped file or a buffer), not only during
-  // OnEvent: a consumer may then keep them instead of copying.
+  // OnEvent: a consumer may then keep them instead of copying. An Event
+  // with `keep` set (a decompressed record) is held by that instead.
   bool records_outlive_delivery() const { return !MustCopy(); }
   // File mode: complete after Open. Pipe mode: grows while Read() goes on
   // (HEADER_ATTR, HEADER_FEATURE, HEADER_BUILD_ID, EVENT_UPDATE records).
@@ -206,6 +210,19 @@ class PerfDataReader {
   ReadStats stats_;
 
  private:
+  // One record as read (or decompressed): queued in time order, handed on
+  // at once, or handled (user records). `owner` holds its bytes when
+  // they are in a buffer (else RecordAt finds them again, or they are
+  // copied). `stop`: the record limit was reached.
+  absl::Status ProcessRecord(absl::Span<const uint8_t> record, uint64_t offset,
+                             const std::shared_ptr<const void>* owner,
+                             uint64_t stack_file_offset, OrderedQueue& queue,
+                             const OrderedQueue::Deliver& deliver, EventHandler& handler,
+                             bool& stop);
+  // PERF_RECORD_COMPRESSED(2): the records it holds, each processed.
+  absl::Status HandleCompressed(absl::Span<const uint8_t> record, uint64_t offset,
+                                OrderedQueue& queue, const OrderedQueue::Deliver& deliver,
+                                EventHandler& handler, bool& stop);
   // A user record (type >= 64), handled as it arrives.
   absl::Status HandleUserRecord(absl::Span<const uint8_t> record, uint64_t offset,
                                 OrderedQueue& queue, EventHandler& handler);
@@ -223,7 +240,8 @@ class PerfDataReader {
   bool read_called_ = false;
   bool handler_failed_ = false;
   bool warned_id_positions_ = false;
-  bool warned_compressed_ = false;
+  std::unique_ptr<RecordDecompressor> decompressor_;  // after the first compressed record
+  bool in_compressed_ = false;
   bool warned_build_ids_ = false;
 };
 

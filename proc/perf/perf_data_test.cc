@@ -12,7 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include <zstd.h>
+
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "proc/perf/compressed.h"
 #include "proc/perf/sparse_reader.h"
 #include "proc/perf/testing/perf_data_test_common.h"
 #include "proc/perf/testing/perf_data_writer.h"
@@ -394,6 +398,168 @@ TEST(PerfDataReader, PipeModeFromBufferAndStream) {
   EXPECT_EQ(cs.types, c.types);
 }
 
+// perf record -z: the records zstd-compressed as one stream, flushed into
+// PERF_RECORD_COMPRESSED (or COMPRESSED2) records of at most `chunk`
+// compressed... here, of `split` input bytes each, which cuts records in
+// two; FINISHED_ROUND stays outside, as perf writes it.
+class ZstdRecords {
+ public:
+  explicit ZstdRecords(uint32_t type) : type_(type), ctx_(ZSTD_createCCtx()) {}
+  ~ZstdRecords() { ZSTD_freeCCtx(ctx_); }
+
+  // `records` compressed into records of the stream, `split` bytes of
+  // input at a time.
+  std::vector<std::vector<uint8_t>> Compress(const std::vector<uint8_t>& records, size_t split) {
+    std::vector<std::vector<uint8_t>> out;
+    for (size_t at = 0; at < records.size(); at += split) {
+      const size_t n = std::min(split, records.size() - at);
+      std::vector<uint8_t> z(ZSTD_compressBound(n) + 64);
+      ZSTD_inBuffer in = {records.data() + at, n, 0};
+      ZSTD_outBuffer o = {z.data(), z.size(), 0};
+      size_t left;
+      do {
+        left = ZSTD_compressStream2(ctx_, &o, &in, ZSTD_e_flush);
+        EXPECT_FALSE(ZSTD_isError(left));
+      } while (left != 0 && !ZSTD_isError(left));
+      z.resize(o.pos);
+      out.push_back(Wrap(z));
+    }
+    return out;
+  }
+
+  std::vector<uint8_t> Wrap(const std::vector<uint8_t>& z) const {
+    if (type_ == kRecordCompressed) return Record(type_, 0, z);
+    Bytes8 body;
+    body.U64(z.size()).Raw(z).Pad(8);
+    return Record(type_, 0, body.bytes());
+  }
+
+ private:
+  const uint32_t type_;
+  ZSTD_CCtx* const ctx_;
+};
+
+// TwoRounds' records with each round's records compressed.
+PerfDataWriter CompressedTwoRounds(uint32_t type, size_t split) {
+  EventAttr a = testing::DwarfCallGraphAttr();
+  a.ids = {1, 2};
+  PerfDataWriter w;
+  w.AddAttr(a);
+  ZstdRecords z(type);
+  auto add = [&](const std::vector<std::vector<uint8_t>>& records) {
+    std::vector<uint8_t> all;
+    for (const auto& r : records) all.insert(all.end(), r.begin(), r.end());
+    for (auto& c : z.Compress(all, split)) w.Add(std::move(c));
+  };
+  add({testing::CommRecord(a, 1, 1, "prog", true, 5), Sample(a, 30, 0x30),
+       testing::Mmap2Record(a, 1, 1, 0x1000, 0x1000, 0, 5, "/bin/prog", 8),
+       Sample(a, 10, 0x10)});
+  w.Add(testing::FinishedRound());
+  add({Sample(a, 40, 0x40), Sample(a, 20, 0x20)});
+  w.Add(testing::FinishedRound());
+  add({Sample(a, 35, 0x35)});
+  w.AddFeature(kFeatArch, testing::FeatureString("x86_64"));
+  return w;
+}
+
+TEST(PerfDataReader, CompressedRecordsAsPerfRecordZWritesThem) {
+  for (uint32_t type : {kRecordCompressed, kRecordCompressed2}) {
+    // Whole records per compressed record, and records cut in two.
+    for (size_t split : {size_t{1} << 20, size_t{100}, size_t{7}}) {
+      SCOPED_TRACE(absl::StrCat("type ", type, ", split ", split));
+      PerfDataWriter w = CompressedTwoRounds(type, split);
+      for (bool pipe : {false, true}) {
+        const std::vector<uint8_t> bytes = pipe ? w.PipeBytes() : w.FileBytes();
+        const std::string path = WriteTemp(bytes, "compressed.data");
+        for (FileAccess access : {FileAccess::kMap, FileAccess::kRead, FileAccess::kSparse}) {
+          auto r = PerfDataReader::OpenFile(path, {}, access);
+          ASSERT_TRUE(r.ok()) << r.status();
+          Collect c;
+          ASSERT_TRUE((*r)->Read(c).ok());
+          ExpectTwoRoundsOrder(c);
+          EXPECT_EQ((*r)->warnings().count(), 0u);
+          EXPECT_EQ((*r)->stats().samples, 5u);
+        }
+      }
+    }
+  }
+}
+
+TEST(PerfDataReader, BadCompressedRecordsAreDataLossAfterTheRecordsBefore) {
+  EventAttr a = testing::DwarfCallGraphAttr();
+  // Samples at 1 and 2 compressed, then a record `bad` of type `type`.
+  auto file = [&](std::vector<uint8_t> bad) {
+    PerfDataWriter w;
+    w.AddAttr(a);
+    ZstdRecords z(kRecordCompressed);
+    std::vector<uint8_t> two = Sample(a, 1, 0x1);
+    const std::vector<uint8_t> second = Sample(a, 2, 0x2);
+    two.insert(two.end(), second.begin(), second.end());
+    for (auto& c : z.Compress(two, 1 << 20)) w.Add(std::move(c));
+    w.Add(std::move(bad));
+    return w.FileBytes();
+  };
+  // Not zstd data.
+  const std::vector<uint8_t> junk(64, 0xab);
+  // A bomb: 65 MiB of zeros, a few KiB compressed.
+  std::vector<uint8_t> zeros(RecordDecompressor::kMaxBytes + (1 << 20), 0);
+  std::vector<uint8_t> bomb(ZSTD_compressBound(zeros.size()));
+  bomb.resize(ZSTD_compress(bomb.data(), bomb.size(), zeros.data(), zeros.size(), 1));
+  ASSERT_LT(bomb.size(), 60000u);
+  // A compressed record inside the compressed data.
+  ZstdRecords inner(kRecordCompressed);
+  const std::vector<uint8_t> nested_record = inner.Compress(Sample(a, 3, 0x3), 1 << 20)[0];
+  // COMPRESSED2 whose data_size runs past the record.
+  Bytes8 long_size;
+  long_size.U64(1000).Raw(junk);
+  // The data ends inside a record: a warning, not an error.
+  const std::vector<uint8_t> half_sample = Sample(a, 4, 0x4);
+  struct Case {
+    const char* name;
+    std::vector<uint8_t> bad;
+    bool error;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"junk", Record(kRecordCompressed, 0, junk), true});
+  cases.push_back({"bomb", Record(kRecordCompressed, 0, bomb), true});
+  {
+    ZstdRecords z(kRecordCompressed);
+    // The nested record, compressed again: its decompressed bytes are a
+    // COMPRESSED record.
+    cases.push_back({"nested", z.Compress(nested_record, 1 << 20)[0], true});
+  }
+  cases.push_back({"long data_size", Record(kRecordCompressed2, 0, long_size.bytes()), true});
+  {
+    // Half a sample, as the last compressed bytes of the stream. A fresh
+    // stream per file: this is its own file's third compressed record.
+    PerfDataWriter w;
+    w.AddAttr(a);
+    ZstdRecords z(kRecordCompressed);
+    std::vector<uint8_t> all = Sample(a, 1, 0x1);
+    const std::vector<uint8_t> second = Sample(a, 2, 0x2);
+    all.insert(all.end(), second.begin(), second.end());
+    all.insert(all.end(), half_sample.begin(), half_sample.begin() + half_sample.size() / 2);
+    for (auto& c : z.Compress(all, 1 << 20)) w.Add(std::move(c));
+    const std::vector<uint8_t> bytes = w.FileBytes();
+    auto r = PerfDataReader::OpenBuffer(bytes);
+    ASSERT_TRUE(r.ok()) << r.status();
+    Collect c;
+    EXPECT_TRUE((*r)->Read(c).ok());
+    EXPECT_EQ(c.ips, (std::vector<uint64_t>{0x1, 0x2}));
+    EXPECT_EQ((*r)->warnings().count(), 1u);
+  }
+  for (Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    const std::vector<uint8_t> bytes = file(k.bad);
+    auto r = PerfDataReader::OpenBuffer(bytes);
+    ASSERT_TRUE(r.ok()) << r.status();
+    Collect c;
+    const absl::Status st = (*r)->Read(c);
+    EXPECT_TRUE(absl::IsDataLoss(st)) << st;
+    EXPECT_EQ(c.ips, (std::vector<uint64_t>{0x1, 0x2})) << "the records before it";
+  }
+}
+
 TEST(PerfDataReader, StreamRefusesFileFormat) {
   std::vector<uint8_t> bytes = TwoRounds().FileBytes();
   int fds[2];
@@ -475,7 +641,6 @@ TEST(PerfDataReader, PipeUserRecords) {
   w.Add(Record(kRecordFinishedInit, 0, {}));
   w.Add(Record(99, 0, std::vector<uint8_t>(24, 1)));
   w.Add(Record(40, 0, std::vector<uint8_t>(24, 1)));
-  w.Add(Record(kRecordCompressed, 0, std::vector<uint8_t>(8, 1)));
   w.Add(Sample(a, 7, 0x77));
   std::vector<uint8_t> bytes = w.PipeBytes();
   auto r = PerfDataReader::OpenBuffer(bytes);
@@ -486,7 +651,7 @@ TEST(PerfDataReader, PipeUserRecords) {
   ASSERT_EQ((*r)->info().build_ids.size(), 1u);
   EXPECT_EQ((*r)->info().build_ids[0].filename, "/lib/z.so");
   EXPECT_EQ((*r)->attrs().at(0).name, "my-event");
-  EXPECT_EQ((*r)->warnings().count(), 1u);  // the compressed record
+  EXPECT_EQ((*r)->warnings().count(), 0u);
   // Kernel type 40 is delivered undecoded, in time order.
   EXPECT_EQ(std::count(c.types.begin(), c.types.end(), 40u), 1);
 

@@ -661,7 +661,11 @@ INSTANTIATE_TEST_SUITE_P(
                       // A fixed period (-c): the samples have no PERIOD
                       // field, and perf script prints the attr's.
                       Case{"perf_busy_O2_nofp_pie", Mode::kFile, {"-c", "250000"},
-                           "_fixed_period"}),
+                           "_fixed_period"},
+                      // zstd-compressed records (perf record -z), in a
+                      // file and in a pipe.
+                      Case{"perf_busy_cxx_O2_nofp_pie", Mode::kFile, {"-z"}, "_zstd"},
+                      Case{"perf_busy_O2_nofp_pie", Mode::kPipe, {"-z"}, "_zstd"}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.Name(); });
 
 }  // namespace

@@ -163,11 +163,12 @@ absl::Status SampleReader::OnEvent(const proc::perf::Event& e) {
       // Left in the file (a sparse read): the worker reads it.
       s.stack_file_offset = sample.stack_file_offset;
       s.stack_file_bytes = sample.valid_stack_size();
-    } else if (stacks_stay_valid_) {
-      s.stack = stack;
     } else if (e.keep != nullptr) {
-      // In a chunk of the input: held by the batch instead of copied.
+      // In a chunk of the input, or decompressed (perf record -z): held by
+      // the batch instead of copied.
       pipeline_.HoldBytes(*e.keep, e.record.size());
+      s.stack = stack;
+    } else if (stacks_stay_valid_) {
       s.stack = stack;
     } else {
       s.stack_copy.assign(stack.begin(), stack.end());
