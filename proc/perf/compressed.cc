@@ -35,7 +35,7 @@ absl::StatusOr<std::shared_ptr<const Decompressed>> RecordDecompressor::Next(
   out->capacity_ =
       std::min(kMaxBytes, rest_.size() + std::max<size_t>(4 * compressed.size(), 64 << 10));
   out->data_.reset(new uint8_t[out->capacity_]);
-  std::memcpy(out->data_.get(), rest_.data(), rest_.size());
+  if (!rest_.empty()) std::memcpy(out->data_.get(), rest_.data(), rest_.size());
   out->size_ = rest_.size();
   rest_.clear();
   ZSTD_inBuffer in = {compressed.data(), compressed.size(), 0};

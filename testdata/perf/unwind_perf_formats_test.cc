@@ -216,5 +216,85 @@ TEST_F(UnwindPerfFormatsTest, EveryFormatCarriesTheSameSamples) {
   EXPECT_EQ(folded_total, static_cast<int64_t>(script.size()));
 }
 
+// A recording of two events (perf record -e cpu-clock -e page-faults):
+// the pprof has a value column per event, and go tool pprof sums each to
+// what perf script's periods of that event sum to.
+TEST(UnwindPerfEventsTest, EachEventWeighsInItsOwnColumn) {
+  const std::string reason = proc::perf::testing::CannotRecordReason();
+  if (!reason.empty()) GTEST_SKIP() << reason;
+  const std::string dir = ::testing::TempDir();
+  absl::StatusOr<std::string> data = proc::perf::testing::RecordWithPerf(
+      {harness::FixturePath("perf/perf_busy_O2_nofp_pie")}, dir, "events",
+      proc::perf::testing::Mode::kFile, absl::Seconds(1), {"-e", "page-faults"});
+  ASSERT_TRUE(data.ok()) << data.status();
+  absl::StatusOr<std::string> script =
+      proc::perf::testing::PerfScript(*data, {"-F", "period,event"});
+  ASSERT_TRUE(script.ok()) << script.status();
+  std::map<std::string, int64_t> want;  // event -> sum of periods
+  for (absl::string_view line : absl::StrSplit(*script, '\n', absl::SkipEmpty())) {
+    std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    int64_t period = 0;
+    if (f.size() == 2 && absl::SimpleAtoi(f[0], &period)) {
+      want[std::string(absl::StripSuffix(f[1], ":"))] += period;
+    }
+  }
+  ASSERT_EQ(want.size(), 2u) << *script;
+  const std::string pb = dir + "/events.pb.gz";
+  absl::StatusOr<ToolOutput> ours = RunTool(
+      {"env", absl::StrCat("HOME=", dir), UnwindBinary(), "perf", *data, "--format=pprof", "-o",
+       pb},
+      absl::Seconds(120));
+  ASSERT_TRUE(ours.ok()) << ours.status();
+  ASSERT_EQ(ours->exit_code, 0) << ours->stderr_text;
+  absl::StatusOr<ToolOutput> raw = RunTool(
+      {"env", absl::StrCat("HOME=", dir), absl::StrCat("PPROF_TMPDIR=", dir),
+       absl::StrCat("GOCACHE=", dir, "/gocache"), "GOTOOLCHAIN=local", "GOFLAGS=",
+       "GOPROXY=off", "go", "tool", "pprof", "-raw", "-symbolize=none", pb},
+      absl::Seconds(120));
+  if (!raw.ok() && absl::IsNotFound(raw.status())) GTEST_SKIP() << "no `go` (golang-go)";
+  ASSERT_TRUE(raw.ok()) << raw.status();
+  ASSERT_EQ(raw->exit_code, 0) << raw->stderr_text;
+  // "samples/count page-faults/count[dflt] cpu/nanoseconds", then one line
+  // of values per sample, "N N N: location ids".
+  std::vector<std::string> columns;
+  std::vector<int64_t> sums;
+  bool in_samples = false;
+  for (absl::string_view line : absl::StrSplit(raw->stdout_text, '\n')) {
+    if (line == "Samples:") {
+      in_samples = true;
+      continue;
+    }
+    if (line == "Locations") break;
+    if (!in_samples) continue;
+    if (columns.empty()) {
+      for (absl::string_view c : absl::StrSplit(line, ' ', absl::SkipEmpty())) {
+        absl::ConsumeSuffix(&c, "[dflt]");
+        columns.emplace_back(c);
+      }
+      sums.assign(columns.size(), 0);
+      continue;
+    }
+    const size_t colon = line.find(':');
+    if (colon == absl::string_view::npos || line.substr(0, colon).find_first_not_of(" 0123456789") !=
+                                                absl::string_view::npos) {
+      continue;
+    }
+    std::vector<absl::string_view> v = absl::StrSplit(line.substr(0, colon), ' ', absl::SkipEmpty());
+    ASSERT_EQ(v.size(), columns.size()) << line;
+    for (size_t i = 0; i < v.size(); ++i) {
+      int64_t n = 0;
+      ASSERT_TRUE(absl::SimpleAtoi(v[i], &n)) << line;
+      sums[i] += n;
+    }
+  }
+  // The columns in the order the events' first samples came.
+  ASSERT_EQ(columns.size(), 3u) << raw->stdout_text.substr(0, 300);
+  EXPECT_EQ(columns[0], "samples/count");
+  std::map<std::string, int64_t> got;
+  for (size_t i = 1; i < columns.size(); ++i) got[columns[i]] = sums[i];
+  EXPECT_EQ(got, (std::map<std::string, int64_t>{{"cpu/nanoseconds", want["cpu-clock"]},
+                                                 {"page-faults/count", want["page-faults"]}}));
+}
+
 }  // namespace
 }  // namespace unwindd

@@ -205,10 +205,7 @@ class ProfileBuilder {
   void Add(const UnwoundSample& s) {
     if (!status_.ok()) return;
     if (profile_ == nullptr) {
-      const bool clock = s.event == "cpu-clock" || s.event == "task-clock";
-      profile_ = std::make_unique<profile::Profile>(
-          clock ? profile::ValueType{"cpu", "nanoseconds"}
-                : profile::ValueType{s.event.empty() ? "events" : s.event, "count"});
+      profile_ = std::make_unique<profile::Profile>(profile::EventValueType(s.event));
       first_seq_ = s.seq;
     }
     const profile::SampleValues values{
@@ -226,20 +223,26 @@ class ProfileBuilder {
     // Whatever this sample leaves in the thread's paths is counted.
     frames_remembered_ -= thread.Frames();
     absl::Cleanup count = [this, &thread] { frames_remembered_ += thread.Frames(); };
-    if (thread.label_set < 0 || thread.comm != s.comm || thread.pid != s.pid) {
+    const bool new_process = thread.comm != s.comm || thread.pid != s.pid;
+    if (thread.label_set < 0 || new_process || thread.event != s.event) {
+      // A recording of several events: a thread's samples of each weigh
+      // in their event's column (profile.h), with the same stacks.
       profile::ThreadLabels labels;
       labels.pid = s.pid;
       labels.tid = s.tid;
       labels.comm = s.comm;
+      labels.event = s.event;
       absl::StatusOr<uint32_t> id = profile_->LabelSet(labels);
       if (!id.ok()) {
         status_ = id.status();
         return;
       }
       thread.label_set = static_cast<int64_t>(*id);
+      thread.stack_index = -1;  // the last stack's sums are another label set's
       thread.comm = s.comm;
       thread.pid = s.pid;
-      thread.Clear();
+      thread.event = s.event;
+      if (new_process) thread.Clear();
     }
     // Outermost first: the user frames from the last (kind: a return
     // address, or an exact pc, frame 0's and the one after a signal frame,
@@ -352,6 +355,7 @@ class ProfileBuilder {
     int64_t label_set = -1;
     uint32_t pid = 0;
     std::string comm;
+    std::string event;
 
     void Clear() {
       last = {};

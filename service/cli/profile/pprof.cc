@@ -93,10 +93,14 @@ void Encode(const Profile& profile, const PprofOptions& options,
   ProtoWriter body;  // the fields in field order, handed out in pieces
   ProtoWriter msg;
 
-  // sample_type: by convention (profile.proto) the count comes first.
-  const ValueType& weight = profile.weight_type();
+  // sample_type: by convention (profile.proto) the count comes first,
+  // then a weight per event (one, unless the recording had several).
+  std::vector<size_t> column_of_label_set;
+  const std::vector<ValueType> columns = profile.WeightColumns(&column_of_label_set);
+  const ValueType& weight = columns[0];
   WriteValueType(f::kSampleType, "samples", "count", strings, body);
-  WriteValueType(f::kSampleType, weight.type, weight.unit, strings, body);
+  for (const ValueType& c : columns) WriteValueType(f::kSampleType, c.type, c.unit, strings, body);
+  std::vector<int64_t> values(1 + columns.size(), 0);  // one sample's
 
   // Mapping ids: 1.. over the modules some location uses, in module order,
   // except that the program comes first: pprof takes the first mapping
@@ -161,8 +165,11 @@ void Encode(const Profile& profile, const PprofOptions& options,
       msg.Bytes(f::kSampleLocationId,
                 absl::string_view(location_ids.data(), ids_end - location_ids.data()));
     }
-    const int64_t values[] = {s.values.count, s.values.weight};
+    const size_t column = 1 + column_of_label_set[s.label_set];
+    values[0] = s.values.count;
+    values[column] = s.values.weight;
     msg.PackedInt64s(f::kSampleValue, values);
+    values[column] = 0;
     msg.Raw(*labels_encoded);
     body.Message(f::kSample, msg);
     if (body.data().size() >= kPieceBytes) {

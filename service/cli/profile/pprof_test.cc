@@ -440,6 +440,39 @@ TEST(PprofTest, LargeProfileInPieces) {
   EXPECT_EQ(Decode(raw).samples, want);
 }
 
+// A recording of two events: a value column per event, each sample's
+// weight in its event's, the same stack twice when both events hit it.
+TEST(PprofTest, SeveralEventsWeighInTheirOwnColumns) {
+  Profile p(EventValueType("page-faults"));
+  absl::StatusOr<int> exe = p.AddModule({.path = "/bin/prog", .start = 0x1000, .limit = 0x2000});
+  ASSERT_TRUE(exe.ok());
+  const Frame stack[] = {{.address = 0x1100, .module = *exe}};
+  ASSERT_TRUE(p.AddSample({.pid = 1, .tid = 1, .comm = "prog", .event = "page-faults"}, stack,
+                          {}, {.count = 1, .weight = 3})
+                  .ok());
+  ASSERT_TRUE(p.AddSample({.pid = 1, .tid = 1, .comm = "prog", .event = "cpu-clock"}, stack, {},
+                          {.count = 1, .weight = 250000})
+                  .ok());
+  ASSERT_TRUE(p.AddSample({.pid = 1, .tid = 1, .comm = "prog", .event = "task-clock"}, stack,
+                          {}, {.count = 1, .weight = 1000})
+                  .ok());
+  ASSERT_TRUE(p.AddSample({.pid = 1, .tid = 1, .comm = "prog", .event = "page-faults"}, stack,
+                          {}, {.count = 2, .weight = 5})
+                  .ok());
+  const Decoded d = Decode(EncodePprof(p));
+  // cpu-clock and task-clock are both cpu/nanoseconds: one column.
+  EXPECT_EQ(d.sample_types, (std::vector<std::string>{"samples/count", "page-faults/count",
+                                                      "cpu/nanoseconds"}));
+  EXPECT_EQ(d.default_sample_type, "page-faults");
+  EXPECT_EQ(d.period_type, "page-faults/count");
+  ASSERT_EQ(d.samples.size(), 3u);
+  EXPECT_EQ(d.samples[0].values, (std::vector<int64_t>{3, 8, 0}));
+  EXPECT_EQ(d.samples[1].values, (std::vector<int64_t>{1, 0, 250000}));
+  EXPECT_EQ(d.samples[2].values, (std::vector<int64_t>{1, 0, 1000}));
+  // The event is a column, not a label.
+  EXPECT_EQ(d.samples[0].labels.count("event"), 0u);
+}
+
 TEST(PprofTest, EmptyProfile) {
   Profile p;
   const Decoded d = Decode(EncodePprof(p));

@@ -217,6 +217,26 @@ absl::StatusOr<uint32_t> Profile::Child(uint32_t parent, const Frame& frame, boo
   return node;
 }
 
+ValueType EventValueType(absl::string_view event) {
+  if (event == "cpu-clock" || event == "task-clock") return {"cpu", "nanoseconds"};
+  return {event.empty() ? "events" : std::string(event), "count"};
+}
+
+std::vector<ValueType> Profile::WeightColumns(std::vector<size_t>* column) const {
+  std::vector<ValueType> columns;
+  if (column != nullptr) column->assign(label_sets_.size(), 0);
+  for (size_t i = 0; i < label_sets_.size(); ++i) {
+    const std::string& event = label_sets_[i].event;
+    const ValueType type = event.empty() ? weight_type_ : EventValueType(event);
+    size_t c = 0;
+    while (c < columns.size() && !(columns[c] == type)) ++c;
+    if (c == columns.size()) columns.push_back(type);
+    if (column != nullptr) (*column)[i] = c;
+  }
+  if (columns.empty()) columns.push_back(weight_type_);
+  return columns;
+}
+
 absl::StatusOr<uint32_t> Profile::LabelSet(const ThreadLabels& thread) {
   if (auto it = label_set_index_.find(thread); it != label_set_index_.end()) {
     return it->second;
@@ -224,6 +244,14 @@ absl::StatusOr<uint32_t> Profile::LabelSet(const ThreadLabels& thread) {
   if (label_sets_.size() >= limits_.max_label_sets) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "more than %u distinct pid/tid/comm labels", limits_.max_label_sets));
+  }
+  // Each event is a value column of every sample: a few.
+  if (!thread.event.empty() && !events_.contains(thread.event)) {
+    if (events_.size() >= limits_.max_events) {
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("more than %u distinct events", limits_.max_events));
+    }
+    events_.insert(thread.event);
   }
   const uint32_t index = static_cast<uint32_t>(label_sets_.size());
   label_sets_.push_back(thread);

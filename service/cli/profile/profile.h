@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -105,16 +106,21 @@ struct Frame {
 };
 
 // The labels of a sample (pprof Sample.label: "pid" and "tid" numeric,
-// "comm" a string). Unset fields are left out.
+// "comm" a string). Unset fields are left out. `event` is not a label: it
+// names what the sample's weight counts (a recording of several events,
+// perf record -e cpu-clock,page-faults), and samples of different events
+// weigh in different value columns (EventValueType's; "": the profile's
+// weight_type()).
 struct ThreadLabels {
   std::optional<int64_t> pid;
   std::optional<int64_t> tid;
   std::string comm;
+  std::string event;
 
   bool operator==(const ThreadLabels&) const = default;
   template <typename H>
   friend H AbslHashValue(H h, const ThreadLabels& t) {
-    return H::combine(std::move(h), t.pid, t.tid, t.comm);
+    return H::combine(std::move(h), t.pid, t.tid, t.comm, t.event);
   }
 };
 
@@ -130,7 +136,14 @@ struct SampleValues {
 struct ValueType {
   std::string type;
   std::string unit;
+
+  bool operator==(const ValueType&) const = default;
 };
+
+// What a perf event's periods measure: cpu-clock and task-clock time
+// (cpu/nanoseconds, as Go's CPU profiles say), any other event its count
+// ("" is "events").
+ValueType EventValueType(absl::string_view event);
 
 struct ProfileLimits {
   size_t max_modules = size_t{1} << 16;
@@ -138,6 +151,7 @@ struct ProfileLimits {
   size_t max_stacks = size_t{1} << 20;
   size_t max_nodes = size_t{1} << 23;  // distinct stack prefixes
   size_t max_label_sets = size_t{1} << 16;
+  size_t max_events = 64;  // distinct ThreadLabels::event
   size_t max_depth = 4096;  // user + kernel frames of one sample
 };
 
@@ -233,6 +247,11 @@ class Profile {
   absl::string_view LocationFunction(uint32_t location) const;
 
   const ValueType& weight_type() const { return weight_type_; }
+  // The weight columns a sample's values are written in: one per distinct
+  // ValueType of the label sets' events (weight_type() for none), in the
+  // order the label sets name them; `column`, when given, receives each
+  // label set's index in it.
+  std::vector<ValueType> WeightColumns(std::vector<size_t>* column = nullptr) const;
   const std::vector<Module>& modules() const { return modules_; }
   const std::vector<Location>& locations() const { return locations_; }
   const std::vector<ThreadLabels>& label_sets() const { return label_sets_; }
@@ -285,6 +304,7 @@ class Profile {
   // (label set << 32 | node) -> samples_ index
   absl::flat_hash_map<uint64_t, uint32_t> stack_index_;
   absl::flat_hash_map<uint32_t, std::string> location_names_;
+  absl::flat_hash_set<std::string> events_;  // the label sets' events
 };
 
 // Adds the samples of `parts` (profiles of different samples, numbered

@@ -282,6 +282,24 @@ TEST(ProfileTest, LimitsAreResourceExhausted) {
   EXPECT_EQ(r.label_sets().size(), 1u);
 }
 
+TEST(ProfileTest, EventsAreBoundedAndNameTheirColumns) {
+  ProfileLimits limits;
+  limits.max_events = 2;
+  Profile p(EventValueType("cpu-clock"), limits);
+  EXPECT_TRUE(p.LabelSet({.tid = 1, .event = "cpu-clock"}).ok());
+  EXPECT_TRUE(p.LabelSet({.tid = 1, .event = "page-faults"}).ok());
+  EXPECT_TRUE(p.LabelSet({.tid = 2, .event = "page-faults"}).ok());  // not a new event
+  EXPECT_TRUE(p.LabelSet({.tid = 2}).ok());  // none: the profile's weight
+  EXPECT_TRUE(absl::IsResourceExhausted(p.LabelSet({.tid = 1, .event = "faults"}).status()));
+  std::vector<size_t> column;
+  EXPECT_EQ(p.WeightColumns(&column),
+            (std::vector<ValueType>{{"cpu", "nanoseconds"}, {"page-faults", "count"}}));
+  EXPECT_EQ(column, (std::vector<size_t>{0, 1, 1, 0}));
+  EXPECT_EQ(EventValueType("task-clock"), (ValueType{"cpu", "nanoseconds"}));
+  EXPECT_EQ(EventValueType(""), (ValueType{"events", "count"}));
+  EXPECT_EQ(Profile().WeightColumns(), (std::vector<ValueType>{{"cpu", "nanoseconds"}}));
+}
+
 TEST(ProfileTest, EmptyStackIsASample) {
   Profile p;
   ASSERT_TRUE(p.AddSample({.pid = 3}, {}, {}, {.count = 4}).ok());
