@@ -281,6 +281,11 @@ absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenFile(
   if (!fd.valid()) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
   struct stat st;
   if (fstat(fd.get(), &st) != 0) return absl::ErrnoToStatus(errno, absl::StrCat("fstat ", path));
+  if (S_ISDIR(st.st_mode)) {
+    return absl::UnimplementedError(absl::StrCat(
+        path, " is a directory: perf record --threads writes a recording as one (data, "
+              "data.0, ...), which is not supported; record without --threads"));
+  }
   if (!S_ISREG(st.st_mode)) {
     // A FIFO or a character device: read it as a stream.
     return OpenStream(std::move(fd), limits);

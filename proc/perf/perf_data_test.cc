@@ -81,6 +81,8 @@ TEST(PerfDataReader, FilesMappedOrRead) {
     }
   }
   EXPECT_TRUE(absl::IsNotFound(PerfDataReader::OpenFile("/no/such/perf.data").status()));
+  // perf record --threads writes a directory.
+  EXPECT_TRUE(absl::IsUnimplemented(PerfDataReader::OpenFile(::testing::TempDir()).status()));
   EXPECT_TRUE(absl::IsDataLoss(
       PerfDataReader::OpenFile(WriteTemp({}, "empty.data")).status()));
 }
