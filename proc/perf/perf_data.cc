@@ -1,5 +1,7 @@
 #include "proc/perf/perf_data.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,11 +12,13 @@
 #include <limits>
 #include <utility>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "memory/file_mapping.h"
 #include "proc/perf/chunks.h"
 #include "proc/perf/sparse_reader.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 
 namespace unwindd::proc::perf {
 namespace {
@@ -124,17 +128,21 @@ class ChunkReader final : public PerfDataReader {
   static constexpr size_t kMinChunkBytes = size_t{128} << 10;
   static constexpr size_t kMaxFreeChunks = 16;
 
-  // A regular file read with pread, ahead of the records being decoded; a
-  // small one through chunks no larger than it (plus the headroom).
-  ChunkReader(Limits limits, memory::ScopedFd fd, uint64_t size)
+  // A regular file read with pread, ahead of the records being decoded
+  // (on a thread of its own, unless `read_ahead` is false); a small one
+  // through chunks no larger than it (plus the headroom), and none larger
+  // than `max_chunk`.
+  ChunkReader(Limits limits, memory::ScopedFd fd, uint64_t size, bool read_ahead = true,
+              size_t max_chunk = kChunkBytes)
       : PerfDataReader(limits),
         fd_(std::move(fd)),
         size_(size),
         input_([this](uint8_t* dst, size_t n) { return ReadFile(dst, n); },
-               {.chunk_bytes = static_cast<size_t>(std::clamp<uint64_t>(
-                    ((size + 4095) & ~uint64_t{4095}) + kHeadroom, kMinChunkBytes, kChunkBytes)),
+               {.chunk_bytes = static_cast<size_t>(
+                    std::clamp<uint64_t>(((size + 4095) & ~uint64_t{4095}) + kHeadroom,
+                                         kMinChunkBytes, std::max(max_chunk, kMinChunkBytes))),
                 .max_free_chunks = kMaxFreeChunks,
-                .read_ahead_headroom = kHeadroom}) {}
+                .read_ahead_headroom = read_ahead ? kHeadroom : 0}) {}
   // A stream read with read(), on the caller (a read may wait for ever for
   // a writer, and nothing must wait for it at the end).
   ChunkReader(Limits limits, memory::ScopedFd fd)
@@ -151,6 +159,14 @@ class ChunkReader final : public PerfDataReader {
     file_end_ = end;
     offset_ = file_pos_;
     return s;
+  }
+
+  // A file that is all records, with no header: a data.N file of a
+  // directory recording (DirectoryReader).
+  void InitRaw() {
+    file_pos_ = 0;
+    file_end_ = size_;
+    offset_ = 0;
   }
 
   absl::Status InitStream() {
@@ -222,6 +238,7 @@ class ChunkReader final : public PerfDataReader {
 
   absl::Span<const uint8_t> RecordAt(uint64_t, uint32_t) override { return {}; }
   bool MustCopy() const override { return true; }
+  friend class DirectoryReader;  // reads several through their NextRecord
   const std::shared_ptr<const void>* RecordOwner() override {
     // Past the budget, records are copied instead (under the queue's own
     // byte bound), and the chunks held are let go as they are delivered.
@@ -273,6 +290,82 @@ class ChunkReader final : public PerfDataReader {
   std::shared_ptr<const void> owner_;  // RecordOwner's answer
 };
 
+// perf record --threads: a directory whose `data` is a perf.data file (the
+// header, attrs and features, and the records perf record's main thread
+// wrote) and whose data.0, data.1, ... hold what each of its threads wrote,
+// records and nothing else. Read as perf reads one
+// (__perf_session__process_dir_events): `data` first, then 10 MiB of each
+// data.N in turn, every record through the one time-order queue.
+class DirectoryReader final : public PerfDataReader {
+ public:
+  static constexpr uint64_t kSliceBytes = uint64_t{10} << 20;
+  // data.N files read at most; each holds a chunk while it is read.
+  static constexpr size_t kMaxParts = 1024;
+  static constexpr size_t kPartChunkBytes = size_t{256} << 10;
+
+  DirectoryReader(Limits limits, std::unique_ptr<ChunkReader> main,
+                  std::vector<std::unique_ptr<ChunkReader>> parts)
+      : PerfDataReader(limits) {
+    readers_.push_back(std::move(main));
+    for (auto& p : parts) readers_.push_back(std::move(p));
+    done_.assign(readers_.size(), false);
+    const ChunkReader& m = *readers_[0];
+    file_header_ = m.file_header();
+    attrs_ = m.attrs();
+    info_ = m.info();
+    warnings_ = m.warnings();
+  }
+
+ protected:
+  absl::Status NextRecord(absl::Span<const uint8_t>& record, uint64_t& offset,
+                          bool& truncated) override {
+    while (true) {
+      if ((switch_ || done_[current_]) && !NextFile()) {
+        record = {};
+        truncated = false;
+        return absl::OkStatus();  // every file read
+      }
+      ChunkReader& r = *readers_[current_];
+      absl::Status s = r.NextRecord(record, offset, truncated);
+      if (!s.ok() || truncated) return s;
+      if (!record.empty()) {
+        last_ = current_;
+        slice_ += record.size();
+        if (current_ > 0 && slice_ >= kSliceBytes) switch_ = true;
+        return absl::OkStatus();
+      }
+      done_[current_] = true;
+    }
+  }
+  absl::Status SkipPayload(uint64_t n) override { return readers_[last_]->SkipPayload(n); }
+  absl::Span<const uint8_t> RecordAt(uint64_t, uint32_t) override { return {}; }
+  bool MustCopy() const override { return true; }
+  const std::shared_ptr<const void>* RecordOwner() override {
+    return readers_[last_]->RecordOwner();
+  }
+
+ private:
+  // Moves on to the next data.N file not read to its end (they are
+  // readers_[1..N], in turn); false when none is left.
+  bool NextFile() {
+    switch_ = false;
+    slice_ = 0;
+    const size_t parts = readers_.size() - 1;
+    for (size_t k = 0; k < parts; ++k) {
+      current_ = current_ % parts + 1;
+      if (!done_[current_]) return true;
+    }
+    return false;
+  }
+
+  std::vector<std::unique_ptr<ChunkReader>> readers_;  // `data`, then data.N
+  std::vector<bool> done_;
+  size_t current_ = 0;  // the file being read
+  size_t last_ = 0;     // the file of the last record
+  uint64_t slice_ = 0;  // bytes of records read from it in this turn
+  bool switch_ = false;
+};
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenFile(
@@ -281,11 +374,7 @@ absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenFile(
   if (!fd.valid()) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
   struct stat st;
   if (fstat(fd.get(), &st) != 0) return absl::ErrnoToStatus(errno, absl::StrCat("fstat ", path));
-  if (S_ISDIR(st.st_mode)) {
-    return absl::UnimplementedError(absl::StrCat(
-        path, " is a directory: perf record --threads writes a recording as one (data, "
-              "data.0, ...), which is not supported; record without --threads"));
-  }
+  if (S_ISDIR(st.st_mode)) return OpenDirectory(path, limits);
   if (!S_ISREG(st.st_mode)) {
     // A FIFO or a character device: read it as a stream.
     return OpenStream(std::move(fd), limits);
@@ -319,6 +408,63 @@ absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenFile(
   }
   if (!s.ok()) return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
   return r;
+}
+
+absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenDirectory(
+    const std::string& path, Limits limits) {
+  // data.N, by N.
+  std::vector<std::pair<uint64_t, std::string>> names;
+  {
+    std::unique_ptr<DIR, int (*)(DIR*)> dir(opendir(path.c_str()), closedir);
+    if (dir == nullptr) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
+    while (const dirent* e = readdir(dir.get())) {
+      absl::string_view name = e->d_name;
+      uint64_t n = 0;
+      if (!absl::ConsumePrefix(&name, "data.") || !absl::SimpleAtoi(name, &n)) continue;
+      if (names.size() >= DirectoryReader::kMaxParts) {
+        return absl::ResourceExhaustedError(absl::StrFormat(
+            "%s: more than %d data.N files", path, DirectoryReader::kMaxParts));
+      }
+      names.push_back({n, e->d_name});
+    }
+  }
+  std::sort(names.begin(), names.end());
+  auto open = [&path](const std::string& name)
+      -> absl::StatusOr<std::pair<memory::ScopedFd, uint64_t>> {
+    const std::string file = absl::StrCat(path, "/", name);
+    memory::ScopedFd fd = memory::OpenCloexec(file.c_str(), O_RDONLY);
+    if (!fd.valid()) return absl::ErrnoToStatus(errno, absl::StrCat("open ", file));
+    struct stat st;
+    if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return absl::DataLossError(absl::StrCat(file, ": not a regular file"));
+    }
+    return std::make_pair(std::move(fd), static_cast<uint64_t>(st.st_size));
+  };
+  absl::StatusOr<std::pair<memory::ScopedFd, uint64_t>> data = open("data");
+  if (!data.ok()) {
+    return absl::Status(data.status().code(),
+                        absl::StrCat(data.status().message(),
+                                     " (a directory recording, perf record --threads, has one)"));
+  }
+  auto main = std::make_unique<ChunkReader>(limits, std::move(data->first), data->second);
+  if (absl::Status s = main->InitFile(); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(path, "/data: ", s.message()));
+  }
+  if (main->pipe_mode()) {
+    return absl::DataLossError(absl::StrCat(path, "/data: a pipe-mode recording"));
+  }
+  std::vector<std::unique_ptr<ChunkReader>> parts;
+  for (const auto& [n, name] : names) {
+    absl::StatusOr<std::pair<memory::ScopedFd, uint64_t>> f = open(name);
+    if (!f.ok()) return f.status();
+    // Read on the caller, in small chunks: one file of many at a time.
+    parts.push_back(std::make_unique<ChunkReader>(limits, std::move(f->first), f->second,
+                                                  /*read_ahead=*/false,
+                                                  DirectoryReader::kPartChunkBytes));
+    parts.back()->InitRaw();
+  }
+  return std::unique_ptr<PerfDataReader>(
+      new DirectoryReader(limits, std::move(main), std::move(parts)));
 }
 
 absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenStream(

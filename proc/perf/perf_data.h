@@ -127,12 +127,17 @@ enum class FileAccess { kMap, kRead, kSparse };
 class PerfDataReader {
  public:
   // A perf.data file in either format (perf, too, reads a saved pipe
-  // recording); a FIFO or other non-regular file is read as a stream.
+  // recording), or a directory perf record --threads wrote; a FIFO or
+  // other non-regular file is read as a stream.
   // NotFound / PermissionDenied from open; DataLoss or Unimplemented for
   // what is not a supported perf.data.
   static absl::StatusOr<std::unique_ptr<PerfDataReader>> OpenFile(
       const std::string& path, Limits limits = {},
       FileAccess access = FileAccess::kRead);
+  // A directory recording (perf record --threads: `data` and data.N
+  // files), whatever `access` OpenFile was given: read with pread.
+  static absl::StatusOr<std::unique_ptr<PerfDataReader>> OpenDirectory(
+      const std::string& path, Limits limits = {});
   // A pipe-mode stream on `fd` (a pipe, a socket, stdin), read once.
   static absl::StatusOr<std::unique_ptr<PerfDataReader>> OpenStream(
       memory::ScopedFd fd, Limits limits = {});

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string>
@@ -81,8 +82,8 @@ TEST(PerfDataReader, FilesMappedOrRead) {
     }
   }
   EXPECT_TRUE(absl::IsNotFound(PerfDataReader::OpenFile("/no/such/perf.data").status()));
-  // perf record --threads writes a directory.
-  EXPECT_TRUE(absl::IsUnimplemented(PerfDataReader::OpenFile(::testing::TempDir()).status()));
+  // A directory without `data` is no perf record --threads recording.
+  EXPECT_TRUE(absl::IsNotFound(PerfDataReader::OpenFile(::testing::TempDir()).status()));
   EXPECT_TRUE(absl::IsDataLoss(
       PerfDataReader::OpenFile(WriteTemp({}, "empty.data")).status()));
 }
@@ -560,6 +561,49 @@ TEST(PerfDataReader, BadCompressedRecordsAreDataLossAfterTheRecordsBefore) {
     EXPECT_TRUE(absl::IsDataLoss(st)) << st;
     EXPECT_EQ(c.ips, (std::vector<uint64_t>{0x1, 0x2})) << "the records before it";
   }
+}
+
+// perf record --threads: `data` (the header and the main thread's records)
+// and data.N files of bare records, each file in time order, the files
+// interleaved in time: delivered as one recording in time order.
+TEST(PerfDataReader, DirectoryOfThreadFiles) {
+  const std::string dir = ::testing::TempDir() + "/threads.data";
+  ASSERT_EQ(system(absl::StrCat("rm -rf '", dir, "' && mkdir '", dir, "'").c_str()), 0);
+  EventAttr a = testing::DwarfCallGraphAttr();
+  PerfDataWriter w;
+  w.AddAttr(a);
+  w.Add(testing::CommRecord(a, 1, 1, "prog", true, 5));
+  w.AddFeature(kFeatArch, testing::FeatureString("x86_64"));
+  WriteTemp(w.FileBytes(), "threads.data/data");
+  auto part = [&](std::vector<uint64_t> times, const std::string& name) {
+    std::vector<uint8_t> bytes;
+    for (uint64_t t : times) {
+      const std::vector<uint8_t> r = Sample(a, t, t);
+      bytes.insert(bytes.end(), r.begin(), r.end());
+    }
+    WriteTemp(bytes, "threads.data/" + name);
+  };
+  part({10, 40, 50}, "data.0");
+  part({20, 30, 60}, "data.1");
+  part({}, "data.2");
+  WriteTemp({1, 2, 3}, "threads.data/other");  // not data.N: not read
+  auto r = PerfDataReader::OpenFile(dir, {}, FileAccess::kSparse);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE((*r)->pipe_mode());
+  EXPECT_EQ((*r)->info().arch, "x86_64");
+  Collect c;
+  ASSERT_TRUE((*r)->Read(c).ok());
+  EXPECT_EQ(c.ips, (std::vector<uint64_t>{10, 20, 30, 40, 50, 60}));
+  ASSERT_FALSE(c.types.empty());
+  EXPECT_EQ(c.types[0], kRecordComm);
+  // A data.N cut inside a record: the records before it, and a warning.
+  part({70, 80}, "data.3");
+  ASSERT_EQ(truncate((dir + "/data.3").c_str(), 100), 0);
+  auto cut = PerfDataReader::OpenFile(dir);
+  ASSERT_TRUE(cut.ok()) << cut.status();
+  Collect cc;
+  EXPECT_TRUE((*cut)->Read(cc).ok());
+  EXPECT_EQ((*cut)->warnings().count(), 1u);
 }
 
 TEST(PerfDataReader, StreamRefusesFileFormat) {

@@ -665,7 +665,10 @@ INSTANTIATE_TEST_SUITE_P(
                       // zstd-compressed records (perf record -z), in a
                       // file and in a pipe.
                       Case{"perf_busy_cxx_O2_nofp_pie", Mode::kFile, {"-z"}, "_zstd"},
-                      Case{"perf_busy_O2_nofp_pie", Mode::kPipe, {"-z"}, "_zstd"}),
+                      Case{"perf_busy_O2_nofp_pie", Mode::kPipe, {"-z"}, "_zstd"},
+                      // A directory (perf record --threads: data, data.N).
+                      Case{"perf_busy_cxx_O2_nofp_pie", Mode::kFile, {"--threads"},
+                           "_threads"}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.Name(); });
 
 }  // namespace
