@@ -375,6 +375,20 @@ bool InsideExecve(const ExecEvents& e, uint32_t pid, uint64_t time_ns) {
 
 std::string UnwindBinary() { return harness::RunfilesRoot() + "/service/unwind"; }
 
+// The samples `unwind perf DATA --format=perf-script JOBS` prints, with
+// HOME=dir (where perf recorded, and keeps its build-id cache).
+std::vector<ScriptSample> CliPerfScript(const std::string& dir, const std::string& data,
+                                        const char* jobs) {
+  absl::StatusOr<harness::ToolOutput> cli =
+      harness::RunTool({"env", absl::StrCat("HOME=", dir), UnwindBinary(), "perf", data,
+                        "--format=perf-script", jobs},
+                       absl::Seconds(120));
+  EXPECT_TRUE(cli.ok()) << cli.status();
+  if (!cli.ok()) return {};
+  EXPECT_EQ(cli->exit_code, 0) << cli->stderr_text;
+  return ParsePerfScript(cli->stdout_text);
+}
+
 struct Case {
   std::string fixture;  // under testdata/perf/
   Mode mode;
@@ -425,13 +439,7 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
   // default (each sample unwound on the reading thread) and with workers.
   for (const char* jobs : {"--jobs=1", "--jobs=2"}) {
     SCOPED_TRACE(jobs);
-    absl::StatusOr<harness::ToolOutput> cli =
-        harness::RunTool({"env", absl::StrCat("HOME=", dir), UnwindBinary(), "perf", *data,
-                          "--format=perf-script", jobs},
-                         absl::Seconds(120));
-    ASSERT_TRUE(cli.ok()) << cli.status();
-    ASSERT_EQ(cli->exit_code, 0) << cli->stderr_text;
-    std::vector<ScriptSample> printed = ParsePerfScript(cli->stdout_text);
+    const std::vector<ScriptSample> printed = CliPerfScript(dir, *data, jobs);
     ASSERT_EQ(printed.size(), ours.samples.size());
     for (size_t i = 0; i < printed.size(); ++i) {
       EXPECT_EQ(printed[i].header, ours.samples[i].header) << "sample " << i;
@@ -610,13 +618,7 @@ TEST(PerfCallchainTest, RecordedUserCallchainsAreThoseOfPerfScript) {
   ASSERT_GT(theirs.size(), 100u) << "too few samples to say anything";
   for (const char* jobs : {"--jobs=1", "--jobs=2"}) {
     SCOPED_TRACE(jobs);
-    absl::StatusOr<harness::ToolOutput> cli =
-        harness::RunTool({"env", absl::StrCat("HOME=", dir), UnwindBinary(), "perf", *data,
-                          "--format=perf-script", jobs},
-                         absl::Seconds(120));
-    ASSERT_TRUE(cli.ok()) << cli.status();
-    ASSERT_EQ(cli->exit_code, 0) << cli->stderr_text;
-    const std::vector<ScriptSample> ours = ParsePerfScript(cli->stdout_text);
+    const std::vector<ScriptSample> ours = CliPerfScript(dir, *data, jobs);
     ASSERT_EQ(ours.size(), theirs.size());
     size_t deep = 0, ended_by_zero = 0;
     for (size_t i = 0; i < theirs.size(); ++i) {
