@@ -343,6 +343,7 @@ class DirectoryReader final : public PerfDataReader {
   const std::shared_ptr<const void>* RecordOwner() override {
     return readers_[last_]->RecordOwner();
   }
+  size_t LastSource() const override { return last_; }
 
  private:
   // Moves on to the next data.N file not read to its end (they are
@@ -590,10 +591,11 @@ absl::Status PerfDataReader::Read(EventHandler& handler) {
                            handler, stop);
     if (!status.ok() || stop) break;
   }
-  if (decompressor_ != nullptr && decompressor_->pending() > 0 && status.ok()) {
+  for (const std::unique_ptr<RecordDecompressor>& d : decompressors_) {
+    if (d == nullptr || d->pending() == 0 || !status.ok()) continue;
     Warn(0, absl::StrFormat("the compressed records end inside a record (%d bytes of it); "
                             "the records before it are used",
-                            decompressor_->pending()));
+                            d->pending()));
   }
   // After bad input, what came before it is still delivered (a partial
   // result), and the error returned; after the handler's own error,
@@ -669,8 +671,12 @@ absl::Status PerfDataReader::HandleCompressed(absl::Span<const uint8_t> rec, uin
     }
     payload = payload.subspan(8, Load64(payload.data()));
   }
-  if (decompressor_ == nullptr) decompressor_ = std::make_unique<RecordDecompressor>();
-  absl::StatusOr<std::shared_ptr<const Decompressed>> out = decompressor_->Next(payload);
+  // Each input file is a stream of its own (perf record --threads -z).
+  const size_t source = LastSource();
+  if (source >= decompressors_.size()) decompressors_.resize(source + 1);
+  std::unique_ptr<RecordDecompressor>& decompressor = decompressors_[source];
+  if (decompressor == nullptr) decompressor = std::make_unique<RecordDecompressor>();
+  absl::StatusOr<std::shared_ptr<const Decompressed>> out = decompressor->Next(payload);
   if (!out.ok()) {
     return absl::Status(out.status().code(),
                         absl::StrFormat("compressed record at 0x%x: %s (perf record -z)",
@@ -697,7 +703,7 @@ absl::Status PerfDataReader::HandleCompressed(absl::Span<const uint8_t> rec, uin
     pos += size;
   }
   in_compressed_ = false;
-  decompressor_->KeepRest(bytes.subspan(pos));
+  decompressor->KeepRest(bytes.subspan(pos));
   return status;
 }
 

@@ -193,6 +193,9 @@ class PerfDataReader {
   // Where the stack copy of the record NextRecord returned last was left
   // in the file (a sparse reader's samples), else 0.
   virtual uint64_t LastStackFileOffset() const { return 0; }
+  // Which of the input's files that record came from (a directory
+  // recording has several, each its own compressed stream); 0 for one.
+  virtual size_t LastSource() const { return 0; }
   // The headers of a whole file (either format; a pipe recording saved to
   // a file is pipe mode, records from kPipeHeaderSize to its end): the
   // attrs and feature sections, and the data's [pos, end).
@@ -245,7 +248,8 @@ class PerfDataReader {
   bool read_called_ = false;
   bool handler_failed_ = false;
   bool warned_id_positions_ = false;
-  std::unique_ptr<RecordDecompressor> decompressor_;  // after the first compressed record
+  // Per input file (LastSource), after its first compressed record.
+  std::vector<std::unique_ptr<RecordDecompressor>> decompressors_;
   bool in_compressed_ = false;
   bool warned_build_ids_ = false;
 };

@@ -596,6 +596,32 @@ TEST(PerfDataReader, DirectoryOfThreadFiles) {
   EXPECT_EQ(c.ips, (std::vector<uint64_t>{10, 20, 30, 40, 50, 60}));
   ASSERT_FALSE(c.types.empty());
   EXPECT_EQ(c.types[0], kRecordComm);
+  // perf record --threads -z: each file compressed as a stream of its own.
+  const std::string zdir = ::testing::TempDir() + "/threads_z.data";
+  ASSERT_EQ(system(absl::StrCat("rm -rf '", zdir, "' && mkdir '", zdir, "'").c_str()), 0);
+  WriteTemp(w.FileBytes(), "threads_z.data/data");
+  auto zpart = [&](std::vector<uint64_t> times, const std::string& name) {
+    std::vector<uint8_t> records;
+    for (uint64_t t : times) {
+      const std::vector<uint8_t> r = Sample(a, t, t);
+      records.insert(records.end(), r.begin(), r.end());
+    }
+    ZstdRecords z(kRecordCompressed);
+    std::vector<uint8_t> bytes;
+    for (const std::vector<uint8_t>& c : z.Compress(records, 50)) {
+      bytes.insert(bytes.end(), c.begin(), c.end());
+    }
+    WriteTemp(bytes, "threads_z.data/" + name);
+  };
+  zpart({10, 40, 50}, "data.0");
+  zpart({20, 30, 60}, "data.1");
+  auto z = PerfDataReader::OpenFile(zdir);
+  ASSERT_TRUE(z.ok()) << z.status();
+  Collect cz;
+  ASSERT_TRUE((*z)->Read(cz).ok());
+  EXPECT_EQ(cz.ips, (std::vector<uint64_t>{10, 20, 30, 40, 50, 60}));
+  EXPECT_EQ((*z)->warnings().count(), 0u);
+
   // A data.N cut inside a record: the records before it, and a warning.
   part({70, 80}, "data.3");
   ASSERT_EQ(truncate((dir + "/data.3").c_str(), 100), 0);

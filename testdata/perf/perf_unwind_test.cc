@@ -670,7 +670,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"perf_busy_O2_nofp_pie", Mode::kPipe, {"-z"}, "_zstd"},
                       // A directory (perf record --threads: data, data.N).
                       Case{"perf_busy_cxx_O2_nofp_pie", Mode::kFile, {"--threads"},
-                           "_threads"}),
+                           "_threads"},
+                      // Each thread's file its own compressed stream.
+                      Case{"perf_busy_O2_nofp_pie", Mode::kFile, {"--threads", "-z"},
+                           "_threads_zstd"}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.Name(); });
 
 }  // namespace
