@@ -62,6 +62,14 @@ std::vector<Stack> ParseScript(const std::string& text) {
   return out;
 }
 
+// `go tool pprof -raw PB`, offline, its caches under `dir`.
+absl::StatusOr<ToolOutput> GoPprofRaw(const std::string& dir, const std::string& pb) {
+  return RunTool({"env", absl::StrCat("HOME=", dir), absl::StrCat("PPROF_TMPDIR=", dir),
+                  absl::StrCat("GOCACHE=", dir, "/gocache"), "GOTOOLCHAIN=local", "GOFLAGS=",
+                  "GOPROXY=off", "go", "tool", "pprof", "-raw", "-symbolize=none", pb},
+                 absl::Seconds(120));
+}
+
 // go tool pprof -raw: the samples (count, location ids, tid label), the
 // locations (id -> address, mapping) and mappings (id -> start, offset).
 std::map<Stack, int64_t> ParsePprofRaw(const std::string& text) {
@@ -173,11 +181,7 @@ TEST_F(UnwindPerfFormatsTest, EveryFormatCarriesTheSameSamples) {
   // pprof, read by go tool pprof.
   const std::string pb = dir_ + "/formats.pb.gz";
   Run({"--format=pprof", "-o", pb});
-  absl::StatusOr<ToolOutput> raw = RunTool(
-      {"env", absl::StrCat("HOME=", dir_), absl::StrCat("PPROF_TMPDIR=", dir_),
-       absl::StrCat("GOCACHE=", dir_, "/gocache"), "GOTOOLCHAIN=local", "GOFLAGS=",
-       "GOPROXY=off", "go", "tool", "pprof", "-raw", "-symbolize=none", pb},
-      absl::Seconds(120));
+  absl::StatusOr<ToolOutput> raw = GoPprofRaw(dir_, pb);
   if (!raw.ok() && absl::IsNotFound(raw.status())) GTEST_SKIP() << "no `go` (golang-go)";
   ASSERT_TRUE(raw.ok()) << raw.status();
   ASSERT_EQ(raw->exit_code, 0) << raw->stderr_text;
@@ -246,11 +250,7 @@ TEST(UnwindPerfEventsTest, EachEventWeighsInItsOwnColumn) {
       absl::Seconds(120));
   ASSERT_TRUE(ours.ok()) << ours.status();
   ASSERT_EQ(ours->exit_code, 0) << ours->stderr_text;
-  absl::StatusOr<ToolOutput> raw = RunTool(
-      {"env", absl::StrCat("HOME=", dir), absl::StrCat("PPROF_TMPDIR=", dir),
-       absl::StrCat("GOCACHE=", dir, "/gocache"), "GOTOOLCHAIN=local", "GOFLAGS=",
-       "GOPROXY=off", "go", "tool", "pprof", "-raw", "-symbolize=none", pb},
-      absl::Seconds(120));
+  absl::StatusOr<ToolOutput> raw = GoPprofRaw(dir, pb);
   if (!raw.ok() && absl::IsNotFound(raw.status())) GTEST_SKIP() << "no `go` (golang-go)";
   ASSERT_TRUE(raw.ok()) << raw.status();
   ASSERT_EQ(raw->exit_code, 0) << raw->stderr_text;
