@@ -148,7 +148,11 @@ absl::Status SampleReader::OnEvent(const proc::perf::Event& e) {
       resolved = snapshots_.ResolveWithoutRegisters(sample, table, r);
     }
   }
-  if ((attr.sample_type & kUserStack) != kUserStack && s.user_callchain.empty()) {
+  // Recorded with neither (perf record without -g): said once at the end.
+  // A kernel thread's sample in a -g recording has no user chain either,
+  // and nothing to say.
+  if ((attr.sample_type & kUserStack) != kUserStack &&
+      !(attr.sample_type & proc::perf::kSampleCallchain)) {
     ++samples_without_user_stack_;
   }
   if (!resolved.ok()) {
