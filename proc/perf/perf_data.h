@@ -233,7 +233,7 @@ class PerfDataReader {
                                 EventHandler& handler, bool& stop);
   // A user record (type >= 64), handled as it arrives.
   absl::Status HandleUserRecord(absl::Span<const uint8_t> record, uint64_t offset,
-                                OrderedQueue& queue, EventHandler& handler);
+                                OrderedQueue& queue, const OrderedQueue::Deliver& deliver);
   // Decodes and hands one kernel record to `handler`; records that do not
   // decode become warnings.
   absl::Status Deliver(absl::Span<const uint8_t> record, uint64_t offset,

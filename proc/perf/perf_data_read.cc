@@ -110,7 +110,7 @@ absl::Status PerfDataReader::ProcessRecord(absl::Span<const uint8_t> rec, uint64
   if (type == kRecordCompressed || type == kRecordCompressed2) {
     return HandleCompressed(rec, offset, queue, deliver, handler, stop);
   }
-  if (type >= kRecordUserTypeStart) return HandleUserRecord(rec, offset, queue, handler);
+  if (type >= kRecordUserTypeStart) return HandleUserRecord(rec, offset, queue, deliver);
   const int attr_index = attrs_.ForRecord(type, rec);
   const uint64_t time = TimeOf(type, rec, attr_index);
   if (time == 0 || time == ~uint64_t{0}) {
@@ -188,16 +188,12 @@ absl::Status PerfDataReader::HandleCompressed(absl::Span<const uint8_t> rec, uin
 
 absl::Status PerfDataReader::HandleUserRecord(absl::Span<const uint8_t> rec,
                                               uint64_t offset, OrderedQueue& queue,
-                                              EventHandler& handler) {
+                                              const OrderedQueue::Deliver& deliver) {
   const uint32_t type = Load32(rec.data());
   switch (type) {
-    case kRecordFinishedRound: {
+    case kRecordFinishedRound:
       ++stats_.rounds;
-      OrderedQueue::Deliver deliver = [&](OrderedQueue::Entry& e) {
-        return DeliverQueued(e, handler);
-      };
       return queue.FlushRound(deliver);
-    }
     case kRecordHeaderAttr: {
       // struct perf_record_header_attr: header, attr (attr.size bytes),
       // then the event's ids to the end of the record.
