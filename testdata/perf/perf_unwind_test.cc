@@ -642,7 +642,11 @@ TEST(PerfCallchainTest, RecordedUserCallchainsAreThoseOfPerfScript) {
           << Describe(ours[i].user);
       if (theirs[i].user.size() >= 4) ++deep;
     }
-    EXPECT_GT(deep, theirs.size() / 2) << "the fixture's chains should be deep";
+    // That the chains were used at all: the fixture's threads spend most
+    // of their time 4 or more frames down (59% of samples on a quiet
+    // machine, 40% with both cores busy), where a recording with no user
+    // chains, or one we ignored, would have none.
+    EXPECT_GT(deep, theirs.size() / 5) << "the fixture's chains should be deep";
     std::printf("%s: %zu samples, %zu deep, %zu ended by a return address of 0\n", jobs,
                 theirs.size(), deep, ended_by_zero);
   }
