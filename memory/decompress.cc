@@ -329,7 +329,7 @@ absl::StatusOr<ScopedFd> DecompressToTempFile(
 
 absl::StatusOr<OpenedFile> OpenMaybeDecompressed(
     const std::string& path, const DecompressOptions& options) {
-  ScopedFd fd = OpenCloexec(path.c_str(), O_RDONLY);
+  ScopedFd fd = OpenNamedFile(path.c_str());
   if (!fd.valid()) return Errno(errno, absl::StrCat("cannot open ", path));
   struct stat st;
   if (fstat(fd.get(), &st) != 0)

@@ -61,6 +61,16 @@ inline ScopedFd OpenCloexec(const char* path, int flags) {
   return ScopedFd(fd);
 }
 
+// A file to read that something else named: a recording, a core's notes,
+// a request, a debug link, a directory listing. O_NONBLOCK, because
+// opening a FIFO for reading otherwise waits, with no timeout and through
+// every signal the caller catches, until someone opens it for writing (a
+// regular file ignores the flag); O_NOCTTY, because it may name a
+// terminal. The caller still checks that it is a regular file.
+inline ScopedFd OpenNamedFile(const char* path) {
+  return OpenCloexec(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+}
+
 }  // namespace unwindd::memory
 
 #endif  // UNWINDD_MEMORY_SCOPED_FD_H_

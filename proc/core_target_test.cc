@@ -3,7 +3,11 @@
 // build-id checks, threads, signals, compressed cores.
 #include "proc/core_target.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
+
+#include <cstdlib>
 
 #include <fstream>
 #include <iterator>
@@ -160,6 +164,31 @@ TEST(CoreTargetTest, CompressedCore) {
   z.resize(z.size() / 2);
   absl::Status s = OpenCore(testing::WriteTempFile(z), o).status();
   EXPECT_TRUE(absl::IsDataLoss(s)) << s;
+}
+
+// A core names the files it mapped, and whoever reads it chooses none of
+// them: a FIFO at such a path (or given as the core) is not a file to
+// wait on. Opening one for reading blocks until a writer comes, through
+// every signal a program catches; the alarm ends a test that blocks.
+TEST(CoreTargetTest, FifosAreNotWaitedOn) {
+  const std::string dir = ::testing::TempDir() + "/fifo-core";
+  ASSERT_EQ(system(("rm -rf '" + dir + "' && mkdir '" + dir + "'").c_str()), 0);
+  const std::string fifo = dir + "/lib.so";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  CoreBuilder b;
+  b.AddThread(100, 0x10010, 0x7ffd0100);
+  b.SetNtFile({{0x10000, 0x13000, 0, fifo}});
+  b.AddSegment(0x10000, std::vector<uint8_t>(0x1000, 0xcc), 0x3000, 5);
+  alarm(60);
+  absl::StatusOr<std::unique_ptr<CoreTarget>> t =
+      OpenCore(testing::WriteTempFile(b.Build()), {});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)->report().files[0].state, CoreFileStatus::State::kMissing);
+  EXPECT_EQ(*(*t)->memory().ReadU8(0x10000), 0xcc);
+  EXPECT_FALSE((*t)->memory().ReadU8(0x11000).ok());
+  absl::Status s = OpenCore(fifo, {}).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  alarm(0);
 }
 
 TEST(CoreTargetTest, MissingCoreIsNotFound) {

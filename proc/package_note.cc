@@ -115,7 +115,7 @@ absl::StatusOr<PackageNote> FindPackageNoteInAreas(
 }
 
 absl::StatusOr<PackageNote> ReadPackageNoteFromFile(const std::string& path) {
-  memory::ScopedFd fd = memory::OpenCloexec(path.c_str(), O_RDONLY);
+  memory::ScopedFd fd = memory::OpenNamedFile(path.c_str());
   if (!fd.valid()) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
   elf_version(EV_CURRENT);
   Elf* elf = elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr);

@@ -12,7 +12,7 @@
 namespace unwindd::proc {
 
 std::optional<OpenedCandidate> OpenCandidate(const std::string& path) {
-  memory::ScopedFd fd = memory::OpenCloexec(path.c_str(), O_RDONLY);
+  memory::ScopedFd fd = memory::OpenNamedFile(path.c_str());
   if (!fd.valid()) return std::nullopt;
   struct stat st;
   if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;

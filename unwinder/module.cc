@@ -18,6 +18,7 @@
 #include "unwinder/fp/frame_pointer.h"
 #include "unwinder/locate/section_data.h"
 #include "memory/file_mapping.h"
+#include "memory/scoped_fd.h"
 
 namespace unwindd::unwinder {
 namespace {
@@ -85,7 +86,7 @@ absl::StatusOr<arch::Arch> ArchOf(const GElf_Ehdr& ehdr, absl::string_view name)
 
 absl::StatusOr<std::shared_ptr<Module>> Module::OpenFile(const std::string& path) {
   if (!InitLibelf()) return absl::InternalError("libelf version mismatch");
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = memory::OpenNamedFile(path.c_str()).release();
   if (fd < 0) {
     int err = errno;
     std::string msg = absl::StrFormat("cannot open %s: %s", path, strerror(err));

@@ -433,7 +433,8 @@ absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenDirectory(
   auto open = [&path](const std::string& name)
       -> absl::StatusOr<std::pair<memory::ScopedFd, uint64_t>> {
     const std::string file = absl::StrCat(path, "/", name);
-    memory::ScopedFd fd = memory::OpenCloexec(file.c_str(), O_RDONLY);
+    // A FIFO in the directory is refused below, not waited on.
+    memory::ScopedFd fd = memory::OpenNamedFile(file.c_str());
     if (!fd.valid()) return absl::ErrnoToStatus(errno, absl::StrCat("open ", file));
     struct stat st;
     if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -4,6 +4,7 @@
 #include "proc/perf/perf_data.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -630,6 +631,21 @@ TEST(PerfDataReader, DirectoryOfThreadFiles) {
   Collect cc;
   EXPECT_TRUE((*cut)->Read(cc).ok());
   EXPECT_EQ((*cut)->warnings().count(), 1u);
+
+  // A FIFO among the files (nobody writes to it): refused at once, not
+  // waited on; `data` itself too.
+  ASSERT_EQ(mkfifo((dir + "/data.4").c_str(), 0600), 0);
+  auto fifo = PerfDataReader::OpenFile(dir);
+  EXPECT_TRUE(absl::IsDataLoss(fifo.status())) << fifo.status();
+  EXPECT_NE(fifo.status().message().find("data.4: not a regular file"), absl::string_view::npos)
+      << fifo.status();
+  ASSERT_EQ(unlink((dir + "/data.4").c_str()), 0);
+  ASSERT_EQ(unlink((dir + "/data").c_str()), 0);
+  ASSERT_EQ(mkfifo((dir + "/data").c_str(), 0600), 0);
+  fifo = PerfDataReader::OpenFile(dir);
+  EXPECT_TRUE(absl::IsDataLoss(fifo.status())) << fifo.status();
+  EXPECT_NE(fifo.status().message().find("data: not a regular file"), absl::string_view::npos)
+      << fifo.status();
 }
 
 TEST(PerfDataReader, StreamRefusesFileFormat) {

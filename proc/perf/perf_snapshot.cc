@@ -136,7 +136,7 @@ const PerfSnapshotter::OpenedFile& PerfSnapshotter::Open(
   out.report.recorded_path = recorded;
   out.report.recorded_build_id = build_id;
   auto try_path = [&](const std::string& path) -> bool {
-    memory::ScopedFd fd = memory::OpenCloexec(path.c_str(), O_RDONLY);
+    memory::ScopedFd fd = memory::OpenNamedFile(path.c_str());
     if (!fd.valid()) {
       if (out.report.error.empty()) {
         out.report.error = absl::StrCat(path, ": ", std::strerror(errno));
@@ -193,7 +193,7 @@ std::shared_ptr<const std::vector<uint8_t>> PerfSnapshotter::Vdso(
     for (const std::string& path :
          {absl::StrCat(options_.buildid_dir, "/[vdso]/", build_id, "/vdso"),
           BuildIdLink(options_.buildid_dir, build_id, "vdso")}) {
-      memory::ScopedFd fd = memory::OpenCloexec(path.c_str(), O_RDONLY);
+      memory::ScopedFd fd = memory::OpenNamedFile(path.c_str());
       if (!fd.valid()) continue;
       absl::StatusOr<std::shared_ptr<const SnapshotFile>> f =
           SnapshotFile::FromFd(std::move(fd));

@@ -273,7 +273,7 @@ absl::StatusOr<std::shared_ptr<TableState>> SnapshotSession::ProcTable(pid_t pid
         // server may open it on the caller's behalf.
         memory::ScopedFd fd = memory::OpenCloexec(
             absl::StrFormat("/proc/%d/map_files/%x-%x", pid, m.start, m.end).c_str(),
-            O_RDONLY);
+            O_RDONLY | O_NONBLOCK | O_NOCTTY);
         absl::StatusOr<std::shared_ptr<const proc::SnapshotFile>> f =
             fd.valid() ? proc::SnapshotFile::FromFd(std::move(fd))
                        : absl::NotFoundError("");

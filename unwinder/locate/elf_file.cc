@@ -111,7 +111,7 @@ absl::StatusOr<DebugLink> ParseDebugLink(absl::Span<const uint8_t> section,
 
 absl::StatusOr<ElfFile> ElfFile::Open(const std::string& path) {
   if (!InitLibelf()) return absl::InternalError("libelf version mismatch");
-  memory::ScopedFd fd = memory::OpenCloexec(path.c_str(), O_RDONLY);
+  memory::ScopedFd fd = memory::OpenNamedFile(path.c_str());
   if (!fd.valid()) {
     int err = errno;
     std::string msg = absl::StrFormat("cannot open %s: %s", path, strerror(err));

@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "memory/scoped_fd.h"
 
 namespace unwindd::cli {
 
@@ -78,7 +79,7 @@ int FindDebuginfo(Dwfl_Module*, void** userdata, const char*, Dwarf_Addr,
     m->files.debug_file = path.empty() ? std::string("-") : path;
   }
   if (path.empty() || path == "-") return -1;
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = memory::OpenNamedFile(path.c_str()).release();
   if (fd < 0) return -1;
   *debuginfo_file_name = strdup(path.c_str());
   return fd;
@@ -159,7 +160,7 @@ Symbolizer::Module* Symbolizer::Get(const ModuleFiles& files) {
   ++opened_;
   if (m->dwfl != nullptr) {
     int fd = files.image != nullptr ? ImageFd(*files.image)
-                                    : open(files.file.c_str(), O_RDONLY | O_CLOEXEC);
+                                    : memory::OpenNamedFile(files.file.c_str()).release();
     if (fd >= 0) {
       dwfl_report_begin(m->dwfl);
       const std::string name = files.image != nullptr ? "[image]" : files.file;
