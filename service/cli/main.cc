@@ -39,8 +39,17 @@ namespace {
 std::atomic<bool> g_interrupted{false};
 
 // SIGINT/SIGTERM stop the walk between frames; the stack then unwinds
-// normally so every ptrace attachment is detached by its RAII owner.
-void OnSignal(int) { g_interrupted.store(true); }
+// normally so every ptrace attachment is detached by its RAII owner. A
+// second one ends the process as the signal would have: the command did
+// not stop at the first (it waits to open or read a FIFO no one writes
+// to, say), and a user who presses Ctrl-C twice wants it gone. The kernel
+// detaches and resumes any thread still attached when this process ends.
+void OnSignal(int sig) {
+  if (g_interrupted.exchange(true)) {
+    signal(sig, SIG_DFL);
+    raise(sig);  // delivered when this handler returns
+  }
+}
 
 void Warn(absl::string_view msg) {
   std::fprintf(stderr, "unwind: warning: %.*s\n", static_cast<int>(msg.size()), msg.data());

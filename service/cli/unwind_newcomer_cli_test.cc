@@ -219,6 +219,19 @@ TEST_F(UnwindPerfNewcomerTest, PipeModeOnStdin) {
   EXPECT_FALSE(absl::StrContains(out.stderr_text, "unknown option")) << out.stderr_text;
 }
 
+// `unwind perf FIFO` waits for a writer, as cat does; the first SIGTERM
+// (or SIGINT) only asks it to stop, which it cannot while the open waits,
+// and the second ends it as the signal would.
+TEST(UnwindNewcomerTest, ASecondSignalEndsAWaitingCommand) {
+  const std::string fifo = absl::StrCat(testing::TempDir(), "/waiting.fifo");
+  const ToolOutput out = Shell(absl::StrCat(
+      "rm -f '", fifo, "' && mkfifo '", fifo, "' && { $UNWIND perf '", fifo,
+      "' --format=json & p=$!; sleep 1; kill -TERM $p; sleep 1; kill -TERM $p; wait $p; ",
+      "echo \"status $?\"; }"));
+  EXPECT_TRUE(absl::StrContains(out.stdout_text, "status 143")) << out.stdout_text
+                                                                 << out.stderr_text;
+}
+
 // A recording with neither user stacks nor call chains (perf record
 // without -g): said once, with how to record. perf record -g keeps the
 // kernel's call chains, which are the samples' frames, and a DWARF
