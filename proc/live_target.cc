@@ -14,9 +14,11 @@
 #include "proc/live_target.h"
 
 #include <elf.h>
+#include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,7 +35,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "arch/arch_ops.h"
 #include "memory/factories.h"
 #include "proc/live_arch.h"
@@ -126,8 +132,72 @@ std::optional<arch::PacMask> ReadPacMask(const arch::ArchOps& ops, pid_t tid) {
   return *mask;
 }
 
+// The signal that interrupts a blocking waitpid() at the attach's
+// deadline (AttachOptions::stop_timeout): a real-time one no library of
+// ours uses, with a handler that does nothing and no SA_RESTART, so that
+// waitpid returns EINTR. Installed the first time a timeout is used.
+int WakeSignal() {
+  static const int sig = [] {
+    const int s = SIGRTMIN + 6;
+    struct sigaction sa = {};
+    sa.sa_handler = [](int) {};
+    sigemptyset(&sa.sa_mask);
+    sigaction(s, &sa, nullptr);
+    return s;
+  }();
+  return sig;
+}
+
+// What /proc/PID/task/TID/syscall shows of a thread blocked in the
+// kernel (fs/proc/base.c proc_pid_syscall): "-1 SP PC" outside a system
+// call, "NR ARG1 ... ARG6 SP PC" in one, "running" when it is not blocked.
+struct BlockedRegisters {
+  uint64_t pc = 0;
+  uint64_t sp = 0;
+  bool in_syscall = false;
+  // The registers the system call's arguments were passed in, as the
+  // thread entered the kernel (syscall_get_arguments reads them from the
+  // saved user registers).
+  std::array<uint64_t, 6> args{};
+};
+
+std::optional<BlockedRegisters> ParseSyscallFile(absl::string_view text) {
+  std::vector<absl::string_view> words =
+      absl::StrSplit(absl::StripAsciiWhitespace(text), ' ', absl::SkipEmpty());
+  if (words.size() != 3 && words.size() != 9) return std::nullopt;
+  auto hex = [](absl::string_view w, uint64_t* v) {
+    return absl::ConsumePrefix(&w, "0x") && absl::SimpleHexAtoi(w, v);
+  };
+  BlockedRegisters r;
+  if (!hex(words[words.size() - 2], &r.sp) || !hex(words.back(), &r.pc)) return std::nullopt;
+  r.in_syscall = words.size() == 9;
+  for (size_t i = 0; r.in_syscall && i < r.args.size(); ++i) {
+    if (!hex(words[i + 1], &r.args[i])) return std::nullopt;
+  }
+  return r;
+}
+
+// The DWARF numbers of the registers system call arguments are passed in
+// (syscall(2)): x86-64 rdi rsi rdx r10 r8 r9, i386 ebx ecx edx esi edi
+// ebp, aarch64 x0-x5.
+std::array<int, 6> SyscallArgumentRegisters(arch::Arch a) {
+  switch (a) {
+    case arch::Arch::kX86_64:
+      return {5, 4, 1, 10, 8, 9};
+    case arch::Arch::kX86:
+      return {3, 1, 2, 6, 7, 5};
+    case arch::Arch::kAArch64:
+      return {0, 1, 2, 3, 4, 5};
+  }
+  return {-1, -1, -1, -1, -1, -1};
+}
+
 struct ThreadState {
   bool interrupted = false;  // PTRACE_INTERRUPT sent, stop not yet reaped
+  // Interrupted, but it had not stopped by the attach's deadline; what
+  // Target::ThreadNote says of it.
+  bool unstoppable = false;
+  std::string note;
   bool stopped = false;      // waitpid reported its ptrace-stop
   bool gone = false;         // exited (or reaped) since we listed it
   // Its exit was collected by waitpid (or it was never ours to collect).
@@ -141,7 +211,13 @@ struct ThreadState {
 
 class LiveTarget final : public Target {
  public:
-  explicit LiveTarget(pid_t pid) : pid_(pid), tracer_tid_(gettid()) {}
+  LiveTarget(pid_t pid, const AttachOptions& options)
+      : pid_(pid),
+        tracer_tid_(gettid()),
+        stop_timeout_(options.stop_timeout),
+        deadline_(options.stop_timeout == absl::InfiniteDuration()
+                      ? absl::InfiniteFuture()
+                      : absl::Now() + options.stop_timeout) {}
   ~LiveTarget() override {
     // The leader last: the kernel reports a traced group leader's exit only
     // once every other thread of the group has been reaped, so waiting for
@@ -151,6 +227,7 @@ class LiveTarget final : public Target {
     }
     auto leader = threads_.find(pid_);
     if (leader != threads_.end()) Detach(pid_, leader->second);
+    if (timer_armed_) timer_delete(timer_);
   }
 
   absl::Status Attach(absl::Span<const pid_t> tids);
@@ -163,8 +240,19 @@ class LiveTarget final : public Target {
   const std::vector<Mapping>& mappings() const override { return mappings_; }
   std::vector<std::string> FileCandidates(const Mapping& m) const override;
   std::optional<arch::PacMask> pac_mask() const override { return pac_mask_; }
+  std::string ThreadNote(pid_t tid) const override;
 
  private:
+  // A blocking waitpid would wait past deadline_: a timer on this thread
+  // that interrupts it then, and every 10 ms after (so that a signal that
+  // lands just before waitpid blocks is not the last). False when it
+  // cannot be created (the wait is then unbounded, as without a timeout).
+  bool ArmDeadline();
+  void DisarmDeadline();
+  // The registers of a thread that did not stop: its pc and sp from
+  // /proc/PID/task/TID/syscall.
+  absl::StatusOr<arch::RegisterSet> UnstoppedRegisters(pid_t tid, ThreadState& ts);
+
   // Seizes and interrupts `tid`; a thread that has already exited is
   // dropped silently.
   absl::Status SeizeThread(pid_t tid);
@@ -186,6 +274,10 @@ class LiveTarget final : public Target {
 
   const pid_t pid_;
   const pid_t tracer_tid_;
+  const absl::Duration stop_timeout_;
+  const absl::Time deadline_;
+  timer_t timer_{};
+  bool timer_armed_ = false;  // created, and set to deadline_
   // A live thread whose /proc entries show the address space: the main
   // thread, unless it has exited (pthread_exit) while others run, in which
   // case /proc/PID/maps and friends are empty.
@@ -306,6 +398,7 @@ absl::Status LiveTarget::Attach(absl::Span<const pid_t> tids) {
   // /proc/PID/maps).
   memory_ = memory::CreateCachedMemory(
       memory::CreateProcessMemoryProbing(mm_tid_, ProbeAddresses(mappings_)));
+  DisarmDeadline();
   return absl::OkStatus();
 }
 
@@ -336,10 +429,25 @@ void LiveTarget::WaitForStop(pid_t tid, ThreadState& ts) {
     WaitForLeaderStop(ts);
     return;
   }
+  if (ts.unstoppable) {
+    Poll(tid, ts);  // it may have stopped since
+    return;
+  }
+  bool bounded = false;
+  if (deadline_ != absl::InfiniteFuture() && ts.interrupted) {
+    // Most threads have stopped by the time they are waited for: a timer
+    // only for one that has not.
+    Poll(tid, ts);
+    bounded = ts.interrupted && !ts.gone && ArmDeadline();
+  }
   while (ts.interrupted && !ts.gone) {
     int status = 0;
     pid_t r = waitpid(tid, &status, __WALL);
-    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && errno == EINTR) {
+      if (bounded && absl::Now() >= deadline_) ts.unstoppable = true;
+      if (ts.unstoppable) break;
+      continue;
+    }
     if (r < 0) {  // ECHILD: not (or no longer) our tracee
       ts.gone = true;
       ts.reaped = true;
@@ -360,6 +468,10 @@ void LiveTarget::WaitForLeaderStop(ThreadState& ts) {
   for (int i = 0; ts.interrupted && !ts.gone; ++i) {
     Poll(pid_, ts);
     if (!ts.interrupted || ts.gone) return;
+    if (ts.unstoppable || (i % 16 == 15 && absl::Now() >= deadline_)) {
+      ts.unstoppable = true;
+      return;
+    }
     if (ThreadExited(pid_, pid_)) {
       // Dead (SIGKILL also ends threads whose stops we already collected):
       // collect the others' exits, after which the leader's is reported.
@@ -387,7 +499,31 @@ void LiveTarget::Poll(pid_t tid, ThreadState& ts) {
     if ((status >> 16) == 0) ts.pending_signal = WSTOPSIG(status);
     ts.stopped = true;
     ts.interrupted = false;
+    ts.unstoppable = false;  // late, but stopped
   }
+}
+
+bool LiveTarget::ArmDeadline() {
+  if (!timer_armed_) {
+    struct sigevent sev = {};
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = WakeSignal();
+    sev._sigev_un._tid = tracer_tid_;
+    if (timer_create(CLOCK_MONOTONIC, &sev, &timer_) != 0) return false;
+    timer_armed_ = true;
+  }
+  const absl::Duration left =
+      std::max(deadline_ - absl::Now(), absl::Nanoseconds(1));
+  struct itimerspec when = {};
+  when.it_value = absl::ToTimespec(left);
+  when.it_interval = absl::ToTimespec(absl::Milliseconds(10));
+  return timer_settime(timer_, 0, &when, nullptr) == 0;
+}
+
+void LiveTarget::DisarmDeadline() {
+  if (!timer_armed_) return;
+  struct itimerspec off = {};
+  timer_settime(timer_, 0, &off, nullptr);
 }
 
 void LiveTarget::Reap(pid_t tid, ThreadState& ts) {
@@ -422,6 +558,9 @@ void LiveTarget::Detach(pid_t tid, ThreadState& ts) {
 void LiveTarget::TryDetach(pid_t tid, ThreadState& ts) {
   // Interrupted, but the attach failed before we collected the stop.
   WaitForStop(tid, ts);
+  // Still not stopped: the kernel detaches only stopped tracees. The end
+  // of this thread releases it (and drops the stop it has pending).
+  if (ts.unstoppable) return;
   for (int attempt = 0; attempt < 2 && !ts.gone; ++attempt) {
     const uintptr_t sig = static_cast<uintptr_t>(ts.pending_signal);
     if (ptrace(PTRACE_DETACH, tid, nullptr, Arg(sig)) == 0 || errno != ESRCH) {
@@ -466,6 +605,10 @@ absl::StatusOr<arch::RegisterSet> LiveTarget::InitialRegisters(pid_t tid) {
         "requests from thread %d",
         pid_, tracer_tid_, self));
   }
+  if (ts.unstoppable) {
+    Poll(tid, ts);  // stopped since?
+    if (ts.unstoppable) return UnstoppedRegisters(tid, ts);
+  }
   // Room for any arch's NT_PRSTATUS regset; iov_len returns the real size.
   alignas(8) std::array<uint8_t, 1024> buf{};
   for (int attempt = 0; attempt < 2 && !ts.gone; ++attempt) {
@@ -495,6 +638,40 @@ absl::StatusOr<arch::RegisterSet> LiveTarget::InitialRegisters(pid_t tid) {
       "thread %d of process %d keeps leaving its ptrace-stop", tid, pid_));
 }
 
+absl::StatusOr<arch::RegisterSet> LiveTarget::UnstoppedRegisters(pid_t tid, ThreadState& ts) {
+  // What it is doing, for the note: its state and where it sleeps.
+  absl::StatusOr<ProcStat> stat = ReadStat(pid_, tid);
+  absl::StatusOr<std::string> wchan = ReadProcFile(pid_, TaskPath(pid_, tid, "wchan"), 256);
+  std::string doing = absl::StrFormat("state %c", stat.ok() ? stat->state : '?');
+  if (wchan.ok() && !wchan->empty() && *wchan != "0") absl::StrAppend(&doing, " in ", *wchan);
+  const std::string where = TaskPath(pid_, tid, "syscall");
+  absl::StatusOr<std::string> text = ReadProcFile(pid_, where, 512);
+  std::optional<BlockedRegisters> blocked;
+  if (text.ok()) blocked = ParseSyscallFile(*text);
+  if (!blocked) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "thread %d did not stop within %s (%s), and %s gives no registers (%s)", tid,
+        absl::FormatDuration(stop_timeout_), doing, where,
+        text.ok() ? absl::StripAsciiWhitespace(*text) : text.status().message()));
+  }
+  ts.note = absl::StrFormat(
+      "not stopped: thread %d did not stop within %s (%s); walked from the registers in %s",
+      tid, absl::FormatDuration(stop_timeout_), doing, where);
+  arch::RegisterSet regs(arch_);
+  regs.set_pc(blocked->pc);
+  regs.set_sp(blocked->sp);
+  if (blocked->in_syscall) {
+    const std::array<int, 6> numbers = SyscallArgumentRegisters(arch_);
+    for (size_t i = 0; i < numbers.size(); ++i) regs.Set(numbers[i], blocked->args[i]);
+  }
+  return regs;
+}
+
+std::string LiveTarget::ThreadNote(pid_t tid) const {
+  auto it = threads_.find(tid);
+  return it != threads_.end() && it->second.unstoppable ? it->second.note : "";
+}
+
 std::vector<std::string> LiveTarget::FileCandidates(const Mapping& m) const {
   if (!m.IsFileBacked()) return {};
   std::vector<std::string> out;
@@ -515,8 +692,8 @@ std::vector<std::string> LiveTarget::FileCandidates(const Mapping& m) const {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Target>> AttachLive(
-    pid_t pid, absl::Span<const pid_t> tids) {
-  auto target = std::make_unique<LiveTarget>(pid);
+    pid_t pid, absl::Span<const pid_t> tids, const AttachOptions& options) {
+  auto target = std::make_unique<LiveTarget>(pid, options);
   // On failure `target` is destroyed here, detaching whatever it attached.
   absl::Status s = target->Attach(tids);
   if (!s.ok()) return s;

@@ -30,15 +30,31 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "proc/target.h"
 
 namespace unwindd::proc {
 
+struct AttachOptions {
+  // How long the attach waits for the threads to stop, in all. A thread
+  // that has not stopped by then (in an uninterruptible sleep, "D": a
+  // vfork parent, I/O on a hung NFS mount) is not waited for: its walk
+  // starts from the pc and sp /proc/PID/task/TID/syscall shows while it
+  // is blocked in the kernel (its user stack cannot change meanwhile), and
+  // Target::ThreadNote says so. It stays seized with a stop pending: the
+  // destructor detaches it if it has stopped by then, and otherwise only
+  // the end of the attaching thread releases it (the kernel then drops
+  // the pending stop), so a finite timeout is for a caller that exits
+  // after the unwind. Infinite: wait as long as it takes, as eu-stack and
+  // gdb do.
+  absl::Duration stop_timeout = absl::InfiniteDuration();
+};
+
 // `tids` empty: every thread, including ones created while we attach.
 // Otherwise only those threads (each must belong to `pid`).
 absl::StatusOr<std::unique_ptr<Target>> AttachLive(
-    pid_t pid, absl::Span<const pid_t> tids);
+    pid_t pid, absl::Span<const pid_t> tids, const AttachOptions& options = {});
 
 }  // namespace unwindd::proc
 

@@ -62,6 +62,11 @@ class Target {
   virtual std::optional<SignalInfo> ThreadSignal(pid_t tid) const {
     return std::nullopt;
   }
+  // Why the thread's registers are not those of a thread held still, for
+  // the walk's stop_detail ("" for a normal one): a live thread that did
+  // not stop in time (LiveTarget's stop_timeout), walked from the pc and
+  // sp the kernel shows for it.
+  virtual std::string ThreadNote(pid_t tid) const { return ""; }
   // The GNU build-id (lowercase hex) the target itself records for the ELF
   // file mapped by `m` (a core's dumped ELF headers); "" when unknown. The
   // unwinder does not use a file whose build-id differs (module_mismatch).

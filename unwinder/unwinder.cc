@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "arch/frame_pointer.h"
 #include "arch/pac.h"
@@ -627,6 +628,10 @@ ProcessStacks UnwindTarget(proc::Target& target, AddressSpace& space,
       stack.tid = tid;
     }
     stack.signal = target.ThreadSignal(tid);
+    if (std::string note = target.ThreadNote(tid); !note.empty()) {
+      stack.stop_detail =
+          stack.stop_detail.empty() ? note : absl::StrCat(note, "; ", stack.stop_detail);
+    }
     for (Frame& f : stack.frames) {
       if (f.module < 0) continue;
       f.file_offset = FileOffsetOf(space.modules()[f.module], f.pc);

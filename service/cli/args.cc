@@ -27,7 +27,7 @@ absl::StatusOr<int64_t> PositiveNumber(absl::string_view what, absl::string_view
 // Flags that take a value: `--flag VALUE` is read as `--flag=VALUE`.
 constexpr absl::string_view kValueFlags[] = {
     "--tid", "--format", "--output", "--pid", "--comm", "--jobs", "--duration",
-    "--frequency", "--max-frames", "--sources", "--exe", "--sysroot", "--path-map",
+    "--frequency", "--max-frames", "--stop-timeout", "--sources", "--exe", "--sysroot", "--path-map",
     "--debug-dir", "--debuginfod", "--debuginfod-timeout", "--debuginfod-max-bytes",
     "--minidump-stack-bytes", "--minidump", "--file", "--directory",
     // unwind_remote's own (remote/main.cc).
@@ -169,6 +169,13 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> raw
           PositiveNumber("frame limit", a, unwinder::kMaxMaxFrames);
       if (!n.ok()) return n.status();
       cmd.max_frames = static_cast<int>(*n);
+    } else if (absl::ConsumePrefix(&a, "--stop-timeout=")) {
+      double d = 0;
+      if (!absl::SimpleAtod(a, &d) || !(d >= 0) || d > 86400) {
+        return Bad(absl::StrCat("invalid stop timeout '", a, "'"));
+      }
+      cmd.stop_timeout_s = d;
+      cmd.stop_timeout_given = true;
     } else if (absl::ConsumePrefix(&a, "--sources=")) {
       absl::StatusOr<unwinder::SourcePolicy> p = unwinder::SourcePolicy::Parse(a);
       if (!p.ok()) return p.status();
@@ -301,6 +308,9 @@ absl::StatusOr<Command> ParseCommandLine(absl::Span<const absl::string_view> raw
     }
   }
   if (cmd.force && !sampling) return Bad("--force is for perf and profile");
+  if (cmd.stop_timeout_given && cmd.kind != Command::Kind::kPid) {
+    return Bad("--stop-timeout is for pid");
+  }
   if (cmd.kind == Command::Kind::kHealth || cmd.kind == Command::Kind::kStats) {
     if (!cmd.tids.empty() || cmd.max_frames != 0 || cmd.sources_given ||
         !cmd.debug_dirs.empty() || !cmd.debuginfod_urls.empty() || cmd.no_debuginfod ||

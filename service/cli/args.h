@@ -51,6 +51,10 @@ struct Command {
   double duration_s = 0;
   int frequency_hz = 99;
   int max_frames = 0;  // 0: the unwinder's default
+  // pid: --stop-timeout=SECONDS, how long to wait for the threads to stop
+  // (0: as long as it takes); stop_timeout_given says it was given.
+  double stop_timeout_s = 1;
+  bool stop_timeout_given = false;
   // --sources=LIST: unwind sources in the order to try them.
   unwinder::SourcePolicy sources;
   bool sources_given = false;

@@ -126,8 +126,15 @@ int Run(const unwindd::service::Command& cmd, char** argv) {
   static unwindd::unwinder::ModuleCache* const cache = new unwindd::unwinder::ModuleCache;
   unwindd::unwinder::ProcessStacks stacks;
   {
+    // A thread that does not stop (uninterruptible sleep) is walked from
+    // where the kernel shows it blocked, not waited for: this process
+    // exits soon after, which releases it (live_target.h).
+    unwindd::proc::AttachOptions attach;
+    if (cmd.kind == unwindd::service::Command::Kind::kPid && cmd.stop_timeout_s > 0) {
+      attach.stop_timeout = absl::Seconds(cmd.stop_timeout_s);
+    }
     absl::StatusOr<std::unique_ptr<unwindd::proc::Target>> target =
-        unwindd::proc::AttachLive(pid, cmd.tids);
+        unwindd::proc::AttachLive(pid, cmd.tids, attach);
     if (!target.ok()) {
       if (absl::IsPermissionDenied(target.status()) && !HasPtraceCapability()) {
         return Fail(absl::StrCat(

@@ -89,7 +89,7 @@ std::optional<SocketClientCall> ForSocketClient(absl::Span<const absl::string_vi
   if (!path) return std::nullopt;
   absl::StatusOr<Command> cmd = ParseCommandLine(rest);
   if (!cmd.ok() || cmd->kind != Command::Kind::kPid || cmd->core_backtrace ||
-      !cmd->minidump_out.empty()) {
+      !cmd->minidump_out.empty() || cmd->stop_timeout_given) {
     return std::nullopt;
   }
   return SocketClientCall{*std::move(path), *std::move(cmd)};

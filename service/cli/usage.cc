@@ -51,8 +51,12 @@ const CommandUsage kCommands[] = {
      "  detaches.\n"
      "  --tid=TID         only this thread (repeatable)\n"
      "  --format=FMT      text (default, like eu-stack) or json\n"
+     "  --stop-timeout=S  wait at most S seconds (default 1) for the threads to\n"
+     "                    stop; one that has not (uninterruptible sleep, D) is\n"
+     "                    walked from the pc and sp the kernel shows for it\n"
+     "                    (0: wait as long as it takes, as eu-stack does)\n"
      UNWIND_FLAGS BINARIES_FLAGS MINIDUMP_OUT_FLAGS
-     "  Works with --server=ADDRESS (see 'unwind --help').\n"},
+     "  Works with --server=ADDRESS (see 'unwind --help'; not --stop-timeout).\n"},
     {"demo",
      "usage: unwind demo [--format=text|json] [options]\n"
      "  Starts a bundled demo process (five threads), unwinds it and ends it.\n"

@@ -280,6 +280,10 @@ int Run(const std::string& target, const TlsFlags& tls, const Command& cmd) {
   if (!cmd.minidump_out.empty()) {
     return Fail("--minidump is not supported with --server (run it without)");
   }
+  if (cmd.stop_timeout_given) {
+    return Fail("--stop-timeout is not supported with --server (unwindd waits for every "
+                "thread to stop; run it without)");
+  }
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       Credentials(target, tls);
   if (!credentials.ok()) return Fail(credentials.status().message());

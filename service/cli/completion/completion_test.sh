@@ -41,7 +41,7 @@ expect "core-backtrace json text" unwind core c --format = ""
 expect "folded json perf-script pprof" unwind perf p --format ""
 expect "pprof" unwind profile --format pp
 expect "--sources=eh_frame,debug_frame" unwind pid 1 --sources=eh_frame,de
-expect "--server= --sources= --symbols" unwind --server unix:/s pid 1 --s
+expect "--server= --sources= --stop-timeout= --symbols" unwind --server unix:/s pid 1 --s
 expect "--tls-ca= --tls-cert= --tls-key=" unwind --tls
 expect "$tmp/core.1234" unwind core "$tmp/core"
 expect "$tmp/perf.data" unwind perf "$tmp/perf"

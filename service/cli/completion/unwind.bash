@@ -17,7 +17,7 @@ _unwind_sampling_flags="-o --output= -f --force --jobs= $_unwind_walk_flags"
 _unwind_command_flags() {
   local f=""
   case "$1" in
-    pid) f="--tid= --format= $_unwind_walk_flags $_unwind_binaries_flags $_unwind_minidump_out_flags" ;;
+    pid) f="--tid= --format= --stop-timeout= $_unwind_walk_flags $_unwind_binaries_flags $_unwind_minidump_out_flags" ;;
     demo) f="--format= $_unwind_walk_flags $_unwind_binaries_flags" ;;
     core) f="--format= $_unwind_files_flags $_unwind_walk_flags $_unwind_binaries_flags $_unwind_minidump_out_flags" ;;
     minidump) f="--format= $_unwind_files_flags $_unwind_walk_flags $_unwind_binaries_flags" ;;

@@ -1,0 +1,153 @@
+// A thread that ptrace cannot stop (vfork_blocked's main, waiting in the
+// kernel uninterruptibly for its vfork child): `unwind pid --stop-timeout=S`
+// waits for it at most S seconds, walks it from the registers
+// /proc/PID/task/TID/syscall shows while it is blocked (its user stack
+// cannot change meanwhile), walks the other thread as usual and leaves
+// nothing stopped. eu-stack and gdb wait for such a thread until it wakes:
+// for as long as the child lives, here. The rule
+// (not_stopped_thread_walked_from_proc_syscall) is confirmed by the kernel,
+// whose syscall file gives frame 0's pc, and by eu-addr2line, which names
+// each caller frame's function from the fixture's symbol table.
+#include <signal.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "testdata/harness/frames.h"
+#include "testdata/harness/subprocess.h"
+#include "testdata/harness/tools.h"
+
+namespace unwindd::harness {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// The state letter of /proc/PID/task/TID/stat (after the "(comm)").
+char ThreadState(pid_t pid, pid_t tid) {
+  const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/task/", tid, "/stat"));
+  const size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() ? '?' : stat[paren + 2];
+}
+
+// The function eu-addr2line names at `address` of `file` ("??" if none).
+std::string FunctionAt(const std::string& file, uint64_t address) {
+  absl::StatusOr<ToolOutput> out =
+      RunTool({"eu-addr2line", "-f", "-e", file, absl::StrCat("0x", absl::Hex(address))},
+              kToolTimeout);
+  if (!out.ok()) return "??";
+  return std::string(absl::StripAsciiWhitespace(
+      std::vector<std::string>(absl::StrSplit(out->stdout_text, '\n'))[0]));
+}
+
+// The functions of the frames in `file` (the module the process maps is
+// the file the runfiles link to), outermost last; a caller frame's return
+// address is looked up one byte before it, in its call.
+std::vector<std::string> FunctionsIn(const UnwindThread& t, const std::string& file) {
+  const std::string name = file.substr(file.rfind('/'));
+  std::vector<std::string> out;
+  for (size_t i = 0; i < t.frames.size(); ++i) {
+    const UnwindFrame& f = t.frames[i];
+    uint64_t rel = 0;
+    if (!absl::EndsWith(f.module, name) || !ParseHexPc(f.rel_pc, &rel)) continue;
+    out.push_back(FunctionAt(file, i > 0 ? rel - 1 : rel));
+  }
+  return out;
+}
+
+TEST(UnstoppedThreadTest, WalkedFromWhereTheKernelShowsItBlocked) {
+  for (const char* variant : {"vfork_blocked_O2_nofp_pie", "vfork_blocked_O2_nofp_pie_m32"}) {
+    SCOPED_TRACE(variant);
+    const std::string fixture = FixturePath(variant);
+    absl::StatusOr<RunningProgram> p = StartProgram(fixture);
+    ASSERT_TRUE(p.ok()) << p.status();
+    const pid_t pid = p->pid();
+    ASSERT_EQ(ThreadState(pid, pid), 'D');
+    pid_t sleeper = 0;
+    {
+      absl::StatusOr<ToolOutput> ls = RunTool({"ls", absl::StrCat("/proc/", pid, "/task")},
+                                              kToolTimeout);
+      ASSERT_TRUE(ls.ok());
+      for (absl::string_view t : absl::StrSplit(ls->stdout_text, '\n', absl::SkipEmpty())) {
+        int v = 0;
+        if (absl::SimpleAtoi(t, &v) && v != pid) sleeper = v;
+      }
+    }
+    ASSERT_NE(sleeper, 0);
+    // "58 ARGS... SP PC": where the kernel holds it.
+    const std::vector<std::string> blocked = absl::StrSplit(
+        absl::StripAsciiWhitespace(ReadFile(absl::StrCat("/proc/", pid, "/task/", pid, "/syscall"))),
+        ' ');
+    uint64_t blocked_pc = 0;
+    ASSERT_TRUE(ParseHexPc(blocked.back(), &blocked_pc)) << blocked.back();
+
+    const absl::Time start = absl::Now();
+    absl::StatusOr<ToolOutput> out =
+        RunTool({RunfilesRoot() + "/service/unwind", "pid", absl::StrCat(pid),
+                 "--stop-timeout=0.5", "--format=json"},
+                kToolTimeout);
+    const absl::Duration took = absl::Now() - start;
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ(out->exit_code, 0) << out->stderr_text;
+    EXPECT_LT(took, absl::Seconds(20));
+    absl::StatusOr<UnwindOutput> u = ParseUnwindJson(out->stdout_text);
+    ASSERT_TRUE(u.ok()) << u.status() << out->stdout_text;
+
+    // The thread that did not stop: said once, and walked to main.
+    const std::string note =
+        absl::StrCat("not stopped: thread ", pid, " did not stop within 500ms (state D");
+    EXPECT_NE(out->stdout_text.find(note), std::string::npos) << out->stdout_text;
+    EXPECT_EQ(out->stdout_text.find("not stopped"), out->stdout_text.rfind("not stopped"));
+    const UnwindThread& main_thread = u->threads[pid];
+    ASSERT_GE(main_thread.frames.size(), 3u) << u->Describe();
+    EXPECT_EQ(main_thread.frames[0].pc, blocked_pc);
+    EXPECT_EQ(main_thread.stop, "end_of_stack") << u->Describe();
+    const std::vector<std::string> ours = FunctionsIn(main_thread, fixture);
+    ASSERT_GE(ours.size(), 2u) << u->Describe();
+    EXPECT_EQ(ours[0], "VforkAndWait");
+    EXPECT_EQ(ours[1], "main");
+
+    // The other thread, as always.
+    const UnwindThread& other = u->threads[sleeper];
+    EXPECT_EQ(other.stop, "end_of_stack") << u->Describe();
+    const std::vector<std::string> its = FunctionsIn(other, fixture);
+    ASSERT_GE(its.size(), 2u) << u->Describe();
+    EXPECT_EQ(its[0], "SleepForever");
+    EXPECT_EQ(its[1], "Sleeper");
+
+    // Nothing left stopped: the sleeper sleeps, and once the vfork child
+    // is gone the main thread goes on to pause(), traced by no one.
+    EXPECT_EQ(ThreadState(pid, sleeper), 'S');
+    const std::string children =
+        std::string(absl::StripAsciiWhitespace(
+            ReadFile(absl::StrCat("/proc/", pid, "/task/", pid, "/children"))));
+    int child = 0;
+    ASSERT_TRUE(absl::SimpleAtoi(children, &child)) << children;
+    ASSERT_EQ(kill(child, SIGKILL), 0);
+    char state = '?';
+    for (int i = 0; i < 500 && (state = ThreadState(pid, pid)) != 'S'; ++i) {
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    EXPECT_EQ(state, 'S');
+    EXPECT_NE(ReadFile(absl::StrCat("/proc/", pid, "/status")).find("TracerPid:\t0\n"),
+              std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace unwindd::harness
