@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -77,24 +78,30 @@ TEST(UnstoppedThreadTest, WalkedFromWhereTheKernelShowsItBlocked) {
     absl::StatusOr<RunningProgram> p = StartProgram(fixture);
     ASSERT_TRUE(p.ok()) << p.status();
     const pid_t pid = p->pid();
-    ASSERT_EQ(ThreadState(pid, pid), 'D');
-    pid_t sleeper = 0;
-    {
-      absl::StatusOr<ToolOutput> ls = RunTool({"ls", absl::StrCat("/proc/", pid, "/task")},
-                                              kToolTimeout);
-      ASSERT_TRUE(ls.ok());
-      for (absl::string_view t : absl::StrSplit(ls->stdout_text, '\n', absl::SkipEmpty())) {
-        int v = 0;
-        if (absl::SimpleAtoi(t, &v) && v != pid) sleeper = v;
-      }
+    // The leader and the forker in vfork (D), the sleeper in nanosleep (S).
+    pid_t forker = 0, sleeper = 0;
+    absl::StatusOr<ToolOutput> ls =
+        RunTool({"ls", absl::StrCat("/proc/", pid, "/task")}, kToolTimeout);
+    ASSERT_TRUE(ls.ok());
+    for (absl::string_view t : absl::StrSplit(ls->stdout_text, '\n', absl::SkipEmpty())) {
+      int tid = 0;
+      if (!absl::SimpleAtoi(t, &tid) || tid == pid) continue;
+      (ThreadState(pid, tid) == 'D' ? forker : sleeper) = tid;
     }
+    ASSERT_EQ(ThreadState(pid, pid), 'D');
+    ASSERT_NE(forker, 0);
     ASSERT_NE(sleeper, 0);
-    // "58 ARGS... SP PC": where the kernel holds it.
-    const std::vector<std::string> blocked = absl::StrSplit(
-        absl::StripAsciiWhitespace(ReadFile(absl::StrCat("/proc/", pid, "/task/", pid, "/syscall"))),
-        ' ');
-    uint64_t blocked_pc = 0;
-    ASSERT_TRUE(ParseHexPc(blocked.back(), &blocked_pc)) << blocked.back();
+    // "NR ARGS... SP PC": where the kernel holds each.
+    auto blocked_pc = [pid](pid_t tid) {
+      const std::vector<std::string> words = absl::StrSplit(
+          absl::StripAsciiWhitespace(
+              ReadFile(absl::StrCat("/proc/", pid, "/task/", tid, "/syscall"))),
+          ' ');
+      uint64_t pc = 0;
+      EXPECT_TRUE(ParseHexPc(words.back(), &pc)) << words.back();
+      return pc;
+    };
+    const uint64_t main_pc = blocked_pc(pid), forker_pc = blocked_pc(forker);
 
     const absl::Time start = absl::Now();
     absl::StatusOr<ToolOutput> out =
@@ -108,20 +115,23 @@ TEST(UnstoppedThreadTest, WalkedFromWhereTheKernelShowsItBlocked) {
     absl::StatusOr<UnwindOutput> u = ParseUnwindJson(out->stdout_text);
     ASSERT_TRUE(u.ok()) << u.status() << out->stdout_text;
 
-    // The thread that did not stop: said once, and walked to main.
-    const std::string note =
-        absl::StrCat("not stopped: thread ", pid, " did not stop within 500ms (state D");
-    EXPECT_NE(out->stdout_text.find(note), std::string::npos) << out->stdout_text;
-    EXPECT_EQ(out->stdout_text.find("not stopped"), out->stdout_text.rfind("not stopped"));
-    const UnwindThread& main_thread = u->threads[pid];
-    ASSERT_GE(main_thread.frames.size(), 3u) << u->Describe();
-    EXPECT_EQ(main_thread.frames[0].pc, blocked_pc);
-    EXPECT_EQ(main_thread.stop, "end_of_stack") << u->Describe();
-    const std::vector<std::string> ours = FunctionsIn(main_thread, fixture);
-    ASSERT_GE(ours.size(), 2u) << u->Describe();
-    EXPECT_EQ(ours[0], "VforkAndWait");
-    EXPECT_EQ(ours[1], "main");
-
+    // The threads that did not stop: said for each, walked to their start.
+    for (const auto& [tid, pc, caller] :
+         {std::tuple<pid_t, uint64_t, const char*>{pid, main_pc, "main"},
+          {forker, forker_pc, "Forker"}}) {
+      SCOPED_TRACE(caller);
+      const std::string note =
+          absl::StrCat("not stopped: thread ", tid, " did not stop within 500ms (state D");
+      EXPECT_NE(out->stdout_text.find(note), std::string::npos) << out->stdout_text;
+      const UnwindThread& t = u->threads[tid];
+      ASSERT_GE(t.frames.size(), 3u) << u->Describe();
+      EXPECT_EQ(t.frames[0].pc, pc);
+      EXPECT_EQ(t.stop, "end_of_stack") << u->Describe();
+      const std::vector<std::string> ours = FunctionsIn(t, fixture);
+      ASSERT_GE(ours.size(), 2u) << u->Describe();
+      EXPECT_EQ(ours[0], "VforkAndWait");
+      EXPECT_EQ(ours[1], caller);
+    }
     // The other thread, as always.
     const UnwindThread& other = u->threads[sleeper];
     EXPECT_EQ(other.stop, "end_of_stack") << u->Describe();
@@ -129,21 +139,30 @@ TEST(UnstoppedThreadTest, WalkedFromWhereTheKernelShowsItBlocked) {
     ASSERT_GE(its.size(), 2u) << u->Describe();
     EXPECT_EQ(its[0], "SleepForever");
     EXPECT_EQ(its[1], "Sleeper");
-
-    // Nothing left stopped: the sleeper sleeps, and once the vfork child
-    // is gone the main thread goes on to pause(), traced by no one.
-    EXPECT_EQ(ThreadState(pid, sleeper), 'S');
-    const std::string children =
-        std::string(absl::StripAsciiWhitespace(
-            ReadFile(absl::StrCat("/proc/", pid, "/task/", pid, "/children"))));
-    int child = 0;
-    ASSERT_TRUE(absl::SimpleAtoi(children, &child)) << children;
-    ASSERT_EQ(kill(child, SIGKILL), 0);
-    char state = '?';
-    for (int i = 0; i < 500 && (state = ThreadState(pid, pid)) != 'S'; ++i) {
-      absl::SleepFor(absl::Milliseconds(10));
+    size_t notes = 0;
+    for (size_t at = 0; (at = out->stdout_text.find("not stopped", at)) != std::string::npos;
+         ++at) {
+      ++notes;
     }
-    EXPECT_EQ(state, 'S');
+    EXPECT_EQ(notes, 2u);
+
+    // Nothing left stopped: the sleeper sleeps, and once their vfork
+    // children are gone the other two go on to pause(), traced by no one.
+    EXPECT_EQ(ThreadState(pid, sleeper), 'S');
+    for (pid_t tid : {pid, forker}) {
+      const std::string children = std::string(absl::StripAsciiWhitespace(
+          ReadFile(absl::StrCat("/proc/", pid, "/task/", tid, "/children"))));
+      int child = 0;
+      ASSERT_TRUE(absl::SimpleAtoi(children, &child)) << children;
+      ASSERT_EQ(kill(child, SIGKILL), 0);
+    }
+    for (pid_t tid : {pid, forker}) {
+      char state = '?';
+      for (int i = 0; i < 500 && (state = ThreadState(pid, tid)) != 'S'; ++i) {
+        absl::SleepFor(absl::Milliseconds(10));
+      }
+      EXPECT_EQ(state, 'S') << tid;
+    }
     EXPECT_NE(ReadFile(absl::StrCat("/proc/", pid, "/status")).find("TracerPid:\t0\n"),
               std::string::npos);
   }

@@ -1,10 +1,13 @@
-// vfork_blocked: a thread that ptrace cannot stop. main calls vfork(), and
-// its child sleeps: until the child execs or exits the parent waits in
-// the kernel uninterruptibly ("D"), where PTRACE_INTERRUPT does not reach
-// it (eu-stack and gdb wait for it as long as that lasts). A second thread
-// sleeps in nanosleep, as threads_c's do.
+// vfork_blocked: threads that ptrace cannot stop. main and a second
+// thread each call vfork(), and the child sleeps: until it execs or exits,
+// the thread that called vfork waits in the kernel uninterruptibly ("D"),
+// where PTRACE_INTERRUPT does not reach it (eu-stack and gdb wait for it
+// as long as that lasts). A third thread sleeps in nanosleep, as
+// threads_c's do. (A tracer waits for the group leader and the other
+// threads differently: both are here.)
 //
 //   main      vfork (D)      main -> VforkAndWait
+//   forker    vfork (D)      Forker -> VforkAndWait
 //   sleeper   nanosleep      Sleeper -> SleepForever
 #include <pthread.h>
 #include <signal.h>
@@ -43,10 +46,18 @@ __attribute__((noinline)) static void VforkAndWait(void) {
   FIXTURE_KEEP_FRAME();
 }
 
+static void* Forker(void* arg) {
+  FixtureArrive();
+  VforkAndWait();
+  FIXTURE_KEEP_FRAME();
+  return arg;
+}
+
 int main(void) {
-  pthread_t t;
-  if (pthread_create(&t, NULL, Sleeper, NULL) != 0) return 1;
-  FixtureAnnounceWhenArrived(1);
+  pthread_t t[2];
+  if (pthread_create(&t[0], NULL, Sleeper, NULL) != 0) return 1;
+  if (pthread_create(&t[1], NULL, Forker, NULL) != 0) return 1;
+  FixtureAnnounceWhenArrived(2);
   VforkAndWait();
   FIXTURE_KEEP_FRAME();
   return 0;
