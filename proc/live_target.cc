@@ -34,8 +34,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -194,10 +194,6 @@ std::array<int, 6> SyscallArgumentRegisters(arch::Arch a) {
 
 struct ThreadState {
   bool interrupted = false;  // PTRACE_INTERRUPT sent, stop not yet reaped
-  // Interrupted, but it had not stopped by the attach's deadline; what
-  // Target::ThreadNote says of it.
-  bool unstoppable = false;
-  std::string note;
   bool stopped = false;      // waitpid reported its ptrace-stop
   bool gone = false;         // exited (or reaped) since we listed it
   // Its exit was collected by waitpid (or it was never ours to collect).
@@ -207,6 +203,10 @@ struct ThreadState {
   // The signal of a signal-delivery-stop: the kernel holds it back while we
   // trace the thread, and PTRACE_DETACH must pass it on or it is lost.
   int pending_signal = 0;
+  // Interrupted, but not stopped by the attach's deadline
+  // (AttachOptions::stop_timeout); `note` is what ThreadNote says of it.
+  bool unstoppable = false;
+  std::string note;
 };
 
 class LiveTarget final : public Target {
