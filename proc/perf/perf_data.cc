@@ -294,8 +294,10 @@ class ChunkReader final : public PerfDataReader {
 // header, attrs and features, and the records perf record's main thread
 // wrote) and whose data.0, data.1, ... hold what each of its threads wrote,
 // records and nothing else. Read as perf reads one
-// (__perf_session__process_dir_events): `data` first, then 10 MiB of each
-// data.N in turn, every record through the one time-order queue.
+// (__perf_session__process_dir_events): 10 MiB of each file in turn,
+// `data` first, then the data.N in the order the directory lists them,
+// every record through the one time-order queue. Records of equal time
+// come out in the order they were read, so this order is perf's too.
 class DirectoryReader final : public PerfDataReader {
  public:
   static constexpr uint64_t kSliceBytes = uint64_t{10} << 20;
@@ -331,7 +333,7 @@ class DirectoryReader final : public PerfDataReader {
       if (!record.empty()) {
         last_ = current_;
         slice_ += record.size();
-        if (current_ > 0 && slice_ >= kSliceBytes) switch_ = true;
+        if (slice_ >= kSliceBytes) switch_ = true;
         return absl::OkStatus();
       }
       done_[current_] = true;
@@ -346,14 +348,13 @@ class DirectoryReader final : public PerfDataReader {
   size_t LastSource() const override { return last_; }
 
  private:
-  // Moves on to the next data.N file not read to its end (they are
-  // readers_[1..N], in turn); false when none is left.
+  // Moves on to the next file not read to its end, in turn; false when
+  // none is left.
   bool NextFile() {
     switch_ = false;
     slice_ = 0;
-    const size_t parts = readers_.size() - 1;
-    for (size_t k = 0; k < parts; ++k) {
-      current_ = current_ % parts + 1;
+    for (size_t k = 0; k < readers_.size(); ++k) {
+      current_ = (current_ + 1) % readers_.size();
       if (!done_[current_]) return true;
     }
     return false;
@@ -413,8 +414,9 @@ absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenFile(
 
 absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenDirectory(
     const std::string& path, Limits limits) {
-  // data.N, by N.
-  std::vector<std::pair<uint64_t, std::string>> names;
+  // data.N, in the directory's order: perf_data__open_dir takes readdir's
+  // and does not sort.
+  std::vector<std::string> names;
   {
     std::unique_ptr<DIR, int (*)(DIR*)> dir(opendir(path.c_str()), closedir);
     if (dir == nullptr) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
@@ -426,10 +428,9 @@ absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenDirectory(
         return absl::ResourceExhaustedError(absl::StrFormat(
             "%s: more than %d data.N files", path, DirectoryReader::kMaxParts));
       }
-      names.push_back({n, e->d_name});
+      names.push_back(e->d_name);
     }
   }
-  std::sort(names.begin(), names.end());
   auto open = [&path](const std::string& name)
       -> absl::StatusOr<std::pair<memory::ScopedFd, uint64_t>> {
     const std::string file = absl::StrCat(path, "/", name);
@@ -456,7 +457,7 @@ absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenDirectory(
     return absl::DataLossError(absl::StrCat(path, "/data: a pipe-mode recording"));
   }
   std::vector<std::unique_ptr<ChunkReader>> parts;
-  for (const auto& [n, name] : names) {
+  for (const std::string& name : names) {
     absl::StatusOr<std::pair<memory::ScopedFd, uint64_t>> f = open(name);
     if (!f.ok()) return f.status();
     // Read on the caller, in small chunks: one file of many at a time.

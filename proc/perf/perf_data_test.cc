@@ -3,6 +3,7 @@
 // payloads and held records. Malformed inputs: perf_data_malformed_test.
 #include "proc/perf/perf_data.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,7 +17,9 @@
 
 #include <zstd.h>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "gtest/gtest.h"
 #include "proc/perf/compressed.h"
 #include "proc/perf/sparse_reader.h"
@@ -597,6 +600,34 @@ TEST(PerfDataReader, DirectoryOfThreadFiles) {
   EXPECT_EQ(c.ips, (std::vector<uint64_t>{10, 20, 30, 40, 50, 60}));
   ASSERT_FALSE(c.types.empty());
   EXPECT_EQ(c.types[0], kRecordComm);
+  // Records of equal time in several files: in the order they were read,
+  // and the files are read in the directory's order, as perf reads them
+  // (perf_data__open_dir lists them with readdir and does not sort). With
+  // 24 files, numeric order and readdir's (a hash's, on ext4) differ.
+  const std::string tdir = ::testing::TempDir() + "/ties.data";
+  ASSERT_EQ(system(absl::StrCat("rm -rf '", tdir, "' && mkdir '", tdir, "'").c_str()), 0);
+  WriteTemp(w.FileBytes(), "ties.data/data");
+  for (int n = 0; n < 24; ++n) {
+    WriteTemp(Sample(a, 100, 1000 + n), absl::StrCat("ties.data/data.", n));
+  }
+  std::vector<uint64_t> listed;
+  {
+    std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(tdir.c_str()), closedir);
+    ASSERT_NE(d, nullptr);
+    while (const dirent* e = readdir(d.get())) {
+      absl::string_view name = e->d_name;
+      uint64_t n = 0;
+      if (absl::ConsumePrefix(&name, "data.") && absl::SimpleAtoi(name, &n)) {
+        listed.push_back(1000 + n);
+      }
+    }
+  }
+  auto ties = PerfDataReader::OpenFile(tdir);
+  ASSERT_TRUE(ties.ok()) << ties.status();
+  Collect ct;
+  ASSERT_TRUE((*ties)->Read(ct).ok());
+  EXPECT_EQ(ct.ips, listed);
+
   // perf record --threads -z: each file compressed as a stream of its own.
   const std::string zdir = ::testing::TempDir() + "/threads_z.data";
   ASSERT_EQ(system(absl::StrCat("rm -rf '", zdir, "' && mkdir '", zdir, "'").c_str()), 0);
