@@ -14,6 +14,7 @@
 #include "proc/live_target.h"
 
 #include <elf.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
@@ -148,6 +149,128 @@ int WakeSignal() {
   return sig;
 }
 
+// Threads a LiveTarget of this thread seized but could not stop (the
+// attach's deadline passed) and could not detach: the kernel detaches only
+// a stopped tracee, and the stop it has pending comes when the thread wakes.
+// Until this thread ends, which releases them, a timer signals it every
+// 50 ms, and the handler detaches each orphan that has stopped since (or
+// forgets one that has exited), so that none stays stopped for longer. For
+// a long-lived caller (unwindd's threads); a process that exits soon after
+// (the CLI) releases them all at once anyway. Only this thread and its
+// signal handler touch them, the thread with the signal blocked.
+class Orphans {
+ public:
+  static constexpr int kMax = 256;
+
+  // Adds `tid` (interrupted, not stopped), starting the timer. False when
+  // full: the thread then stops when it wakes and stays stopped until
+  // this thread ends.
+  bool Add(pid_t tid) {
+    Blocked blocked;
+    if (count_ == kMax) return false;
+    tids_[count_++] = tid;
+    Arm();
+    return true;
+  }
+
+  // Collect(), from the thread itself.
+  void CollectNow() {
+    Blocked blocked;
+    Collect();
+  }
+
+  // Detaches those that stopped, forgets those that exited. Async-signal-
+  // safe (waitpid, ptrace, timer_settime).
+  void Collect() {
+    int kept = 0;
+    for (int i = 0; i < count_; ++i) {
+      const pid_t tid = tids_[i];
+      int status = 0;
+      const pid_t r = waitpid(tid, &status, WNOHANG | __WALL);
+      if (r == 0 || (r < 0 && errno == EINTR)) {
+        tids_[kept++] = tid;  // still asleep
+      } else if (r == tid && WIFSTOPPED(status)) {
+        // Our interrupt, or a signal that arrived first: pass that on.
+        const uintptr_t sig = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
+        ptrace(PTRACE_DETACH, tid, nullptr, reinterpret_cast<void*>(sig));
+      }
+      // Else exited (reaped now), or not ours any more (ECHILD).
+    }
+    count_ = kept;
+    if (count_ == 0 && armed_) {
+      struct itimerspec off = {};
+      timer_settime(timer_, 0, &off, nullptr);
+      armed_ = false;
+    }
+  }
+
+  static Orphans& OfThisThread();
+  static int Signal();
+
+ private:
+  // Blocks the janitor's signal while the thread itself changes the list.
+  struct Blocked {
+    sigset_t old;
+    Blocked() {
+      sigset_t set;
+      sigemptyset(&set);
+      sigaddset(&set, Signal());
+      pthread_sigmask(SIG_BLOCK, &set, &old);
+    }
+    ~Blocked() { pthread_sigmask(SIG_SETMASK, &old, nullptr); }
+  };
+
+  void Arm() {
+    if (!created_) {
+      struct sigevent sev = {};
+      sev.sigev_notify = SIGEV_THREAD_ID;
+      sev.sigev_signo = Signal();
+      sev._sigev_un._tid = gettid();
+      if (timer_create(CLOCK_MONOTONIC, &sev, &timer_) != 0) return;
+      created_ = true;
+    }
+    if (armed_) return;
+    struct itimerspec every = {};
+    every.it_value.tv_nsec = 50'000'000;
+    every.it_interval.tv_nsec = 50'000'000;
+    armed_ = timer_settime(timer_, 0, &every, nullptr) == 0;
+  }
+
+  pid_t tids_[kMax] = {};
+  int count_ = 0;
+  timer_t timer_{};
+  bool created_ = false;
+  bool armed_ = false;
+};
+
+// Allocated once per thread that ever orphans a thread; never freed: a
+// timer that outlives the thread is harmless (it signals no one). A
+// pointer, constant-initialized, so that the handler's access is a load.
+thread_local Orphans* t_orphans = nullptr;
+
+Orphans& Orphans::OfThisThread() {
+  if (t_orphans == nullptr) t_orphans = new Orphans;
+  return *t_orphans;
+}
+
+int Orphans::Signal() {
+  // With SA_RESTART: the system calls it interrupts go on.
+  static const int sig = [] {
+    const int s = SIGRTMIN + 7;
+    struct sigaction sa = {};
+    sa.sa_handler = [](int) {
+      const int saved = errno;
+      if (t_orphans != nullptr) t_orphans->Collect();
+      errno = saved;
+    };
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(s, &sa, nullptr);
+    return s;
+  }();
+  return sig;
+}
+
 // What /proc/PID/task/TID/syscall shows of a thread blocked in the
 // kernel (fs/proc/base.c proc_pid_syscall): "-1 SP PC" outside a system
 // call, "NR ARG1 ... ARG6 SP PC" in one, "running" when it is not blocked.
@@ -207,6 +330,10 @@ struct ThreadState {
   // (AttachOptions::stop_timeout); `note` is what ThreadNote says of it.
   bool unstoppable = false;
   std::string note;
+  // Not seized by this attach: an earlier one of this process's could not
+  // stop it and holds it still (Orphans). Never waited for or detached
+  // here: its stop, when it comes, is the holder's to collect.
+  bool held_elsewhere = false;
 };
 
 class LiveTarget final : public Target {
@@ -228,6 +355,12 @@ class LiveTarget final : public Target {
     auto leader = threads_.find(pid_);
     if (leader != threads_.end()) Detach(pid_, leader->second);
     if (timer_armed_) timer_delete(timer_);
+    // Seized, and still not stopped: detached when they stop.
+    for (const auto& [tid, ts] : threads_) {
+      if (ts.unstoppable && ts.interrupted && !ts.gone && !ts.held_elsewhere) {
+        Orphans::OfThisThread().Add(tid);
+      }
+    }
   }
 
   absl::Status Attach(absl::Span<const pid_t> tids);
@@ -290,6 +423,8 @@ class LiveTarget final : public Target {
 };
 
 absl::Status LiveTarget::Attach(absl::Span<const pid_t> tids) {
+  // Earlier attaches' threads that have stopped since: detached now.
+  if (t_orphans != nullptr) t_orphans->CollectNow();
   if (pid_ <= 0) {
     return absl::InvalidArgumentError(absl::StrFormat("invalid pid %d", pid_));
   }
@@ -408,6 +543,19 @@ absl::Status LiveTarget::SeizeThread(pid_t tid) {
     if (err == ESRCH) return absl::OkStatus();  // exited since listed
     // The kernel also says EPERM for a thread that is already exiting.
     if (err == EPERM && ThreadExited(pid_, tid)) return absl::OkStatus();
+    if (err == EPERM && deadline_ != absl::InfiniteFuture()) {
+      // Traced by this process: an earlier unwind could not stop it, and
+      // holds it until it stops (Orphans).
+      // (TracerPid is the tracing thread's id.)
+      absl::StatusOr<int64_t> tracer = ReadStatusField(pid_, tid, "TracerPid");
+      if (tracer.ok() && *tracer > 0 &&
+          access(absl::StrCat("/proc/self/task/", *tracer).c_str(), F_OK) == 0) {
+        ThreadState& ts = threads_[tid];
+        ts.unstoppable = true;
+        ts.held_elsewhere = true;
+        return absl::OkStatus();
+      }
+    }
     if (err == EPERM) return AttachDenied(pid_, tid);
     return absl::ErrnoToStatus(
         err,
@@ -429,6 +577,7 @@ void LiveTarget::WaitForStop(pid_t tid, ThreadState& ts) {
     WaitForLeaderStop(ts);
     return;
   }
+  if (ts.held_elsewhere) return;
   if (ts.unstoppable) {
     Poll(tid, ts);  // it may have stopped since
     return;
@@ -465,6 +614,7 @@ void LiveTarget::WaitForStop(pid_t tid, ThreadState& ts) {
 }
 
 void LiveTarget::WaitForLeaderStop(ThreadState& ts) {
+  if (ts.held_elsewhere) return;
   for (int i = 0; ts.interrupted && !ts.gone; ++i) {
     Poll(pid_, ts);
     if (!ts.interrupted || ts.gone) return;
@@ -558,8 +708,9 @@ void LiveTarget::Detach(pid_t tid, ThreadState& ts) {
 void LiveTarget::TryDetach(pid_t tid, ThreadState& ts) {
   // Interrupted, but the attach failed before we collected the stop.
   WaitForStop(tid, ts);
-  // Still not stopped: the kernel detaches only stopped tracees. The end
-  // of this thread releases it (and drops the stop it has pending).
+  // Still not stopped: the kernel detaches only stopped tracees; Orphans
+  // does when it stops (the destructor), or the end of this thread, which
+  // drops the stop it has pending.
   if (ts.unstoppable) return;
   for (int attempt = 0; attempt < 2 && !ts.gone; ++attempt) {
     const uintptr_t sig = static_cast<uintptr_t>(ts.pending_signal);
@@ -606,7 +757,7 @@ absl::StatusOr<arch::RegisterSet> LiveTarget::InitialRegisters(pid_t tid) {
         pid_, tracer_tid_, self));
   }
   if (ts.unstoppable) {
-    Poll(tid, ts);  // stopped since?
+    if (!ts.held_elsewhere) Poll(tid, ts);  // stopped since?
     if (ts.unstoppable) return UnstoppedRegisters(tid, ts);
   }
   // Room for any arch's NT_PRSTATUS regset; iov_len returns the real size.
@@ -654,9 +805,15 @@ absl::StatusOr<arch::RegisterSet> LiveTarget::UnstoppedRegisters(pid_t tid, Thre
         absl::FormatDuration(stop_timeout_), doing, where,
         text.ok() ? absl::StripAsciiWhitespace(*text) : text.status().message()));
   }
-  ts.note = absl::StrFormat(
-      "not stopped: thread %d did not stop within %s (%s); walked from the registers in %s",
-      tid, absl::FormatDuration(stop_timeout_), doing, where);
+  ts.note = ts.held_elsewhere
+                ? absl::StrFormat(
+                      "not stopped: thread %d has not stopped since an earlier unwind "
+                      "waited %s for it (%s); walked from the registers in %s",
+                      tid, absl::FormatDuration(stop_timeout_), doing, where)
+                : absl::StrFormat(
+                      "not stopped: thread %d did not stop within %s (%s); walked from the "
+                      "registers in %s",
+                      tid, absl::FormatDuration(stop_timeout_), doing, where);
   arch::RegisterSet regs(arch_);
   regs.set_pc(blocked->pc);
   regs.set_sp(blocked->sp);

@@ -102,6 +102,7 @@ class ForwardingTarget : public Target {
   std::optional<SignalInfo> ThreadSignal(pid_t tid) const override {
     return inner_.ThreadSignal(tid);
   }
+  std::string ThreadNote(pid_t tid) const override { return inner_.ThreadNote(tid); }
   std::string RecordedBuildId(const Mapping& m) const override {
     return inner_.RecordedBuildId(m);
   }

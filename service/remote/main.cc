@@ -281,8 +281,8 @@ int Run(const std::string& target, const TlsFlags& tls, const Command& cmd) {
     return Fail("--minidump is not supported with --server (run it without)");
   }
   if (cmd.stop_timeout_given) {
-    return Fail("--stop-timeout is not supported with --server (unwindd waits for every "
-                "thread to stop; run it without)");
+    return Fail("--stop-timeout is not supported with --server (unwindd applies its own "
+                "--stop-timeout; run it without)");
   }
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       Credentials(target, tls);

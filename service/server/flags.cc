@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "absl/time/time.h"
 
 namespace unwindd::service {
 
@@ -42,6 +43,9 @@ const char kServerUsage[] =
     "  --max-queued=256            unwinds waiting; more get RESOURCE_EXHAUSTED\n"
     "  --request-timeout=30        seconds per request (per sample, per batch) at most\n"
     "  --max-frames=4096           frames per thread at most (default 512)\n"
+    "  --stop-timeout=1            seconds UnwindProcess waits for a thread to stop;\n"
+    "                              one that has not (uninterruptible sleep) is walked\n"
+    "                              from /proc/PID/task/TID/syscall (0: wait for it)\n"
     "  --max-core-bytes=N          largest streamed core (default 1 GiB)\n"
     "  --max-stack-bytes=N         largest snapshot stack copy (default 1 MiB)\n"
     "  --max-samples-per-stream=N  samples per UnwindSnapshots stream\n"
@@ -184,6 +188,13 @@ absl::StatusOr<ServerFlags> ParseServerFlags(absl::Span<const absl::string_view>
     } else if (absl::ConsumePrefix(&a, "--request-timeout=")) {
       s = Number<int>("--request-timeout", a, 1, 86400, &seconds);
       f.service.max_request_time = absl::Seconds(seconds);
+    } else if (absl::ConsumePrefix(&a, "--stop-timeout=")) {
+      double d = 0;
+      if (!absl::SimpleAtod(a, &d) || !(d >= 0) || d > 86400) {
+        s = absl::InvalidArgumentError(absl::StrCat("invalid --stop-timeout '", a, "'"));
+      } else {
+        f.service.stop_timeout = d == 0 ? absl::InfiniteDuration() : absl::Seconds(d);
+      }
     } else if (absl::ConsumePrefix(&a, "--max-frames=")) {
       s = Number<int>("--max-frames", a, 1, unwinder::kMaxMaxFrames,
                       &f.service.max_frames);

@@ -241,6 +241,7 @@ grpc::Status UnwinderService::UnwindProcess(grpc::ServerContext* context,
 
   LiveRequest live;
   live.pid = request->pid();
+  live.stop_timeout = options_.stop_timeout;
   absl::Status s = CheckTids(request->tids(), options_.max_tids, &live.tids);
   if (!s.ok()) return done(s);
   absl::StatusOr<unwinder::SourcePolicy> sources = SourcesFromProto(request->sources());

@@ -40,6 +40,10 @@ struct ServiceOptions {
   absl::Duration max_request_time = absl::Seconds(30);
   int default_frames = unwinder::kDefaultMaxFrames;
   int max_frames = 4096;
+  // How long UnwindProcess waits for a thread to stop before walking it
+  // from /proc/PID/task/TID/syscall (proc::AttachOptions); infinite: as
+  // long as it takes.
+  absl::Duration stop_timeout = absl::Seconds(1);
   int max_tids = 1 << 16;
   uint64_t max_core_bytes = uint64_t{1} << 30;
   // All streamed cores being received at once.

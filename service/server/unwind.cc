@@ -81,7 +81,7 @@ absl::StatusOr<UnwindResult> UnwindLiveProcess(const Caller& caller,
   absl::Status allowed = CheckProcessAccess(caller, request.pid);
   if (!allowed.ok()) return allowed;
   absl::StatusOr<std::unique_ptr<proc::Target>> target =
-      proc::AttachLive(request.pid, request.tids);
+      proc::AttachLive(request.pid, request.tids, {request.stop_timeout});
   if (!target.ok()) return target.status();
   // The authoritative check: the process cannot change identity while it
   // is stopped, and its pid cannot be reused while we trace it.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "proc/target.h"
 #include "service/common/convert.h"
 #include "service/server/auth.h"
@@ -51,6 +52,7 @@ UnwindResult Describe(unwinder::ProcessStacks stacks, const proc::Target& target
 struct LiveRequest {
   pid_t pid = 0;
   std::vector<pid_t> tids;
+  absl::Duration stop_timeout = absl::InfiniteDuration();  // proc::AttachOptions
   unwinder::UnwindOptions options;
   // Where else to find files and debug information; options.locate
   // points here.

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -13,8 +15,10 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/dynamic_message.h"
 #include "google/protobuf/message.h"
@@ -342,6 +346,74 @@ TEST_F(UnwinddTest, ConcurrentRequestsOnOnePidAreSerialized) {
   }
   for (std::thread& t : threads) t.join();
   for (const grpc::Status& s : results) EXPECT_TRUE(s.ok()) << s.error_message();
+}
+
+// The threads' state letter in /proc/PID/task/TID/stat, and their tracer.
+char ThreadState(pid_t pid, pid_t tid) {
+  std::ifstream f(absl::StrCat("/proc/", pid, "/task/", tid, "/stat"));
+  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() ? '?' : stat[paren + 2];
+}
+bool Traced(pid_t pid, pid_t tid) {
+  std::ifstream f(absl::StrCat("/proc/", pid, "/task/", tid, "/status"));
+  std::string status((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return status.find("TracerPid:\t0\n") == std::string::npos;
+}
+
+// Threads that do not stop for ptrace (vfork_blocked's two, each waiting
+// in vfork for a child that sleeps): the server waits --stop-timeout (1 s)
+// for them, walks them from /proc/PID/task/TID/syscall and says so in
+// stop_detail; a second request finds them still held by the first and
+// walks them at once. Once the children are killed the threads wake, stop
+// for the first request's interrupt, and the server, idle, detaches them:
+// they run on into pause(), traced by no one.
+TEST_F(UnwinddTest, ThreadsThatDoNotStopAreWalkedAndReleased) {
+  harness::RunningProgram p = StartFixture("vfork_blocked_O2_nofp_pie");
+  const pid_t pid = p.pid();
+  for (const char* says : {"did not stop within 1s (state D", "has not stopped since an earlier"}) {
+    SCOPED_TRACE(says);
+    v1::UnwindResponse r;
+    const absl::Time start = absl::Now();
+    grpc::Status s = Unwind(*server_, pid, &r);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_LT(absl::Now() - start, absl::Seconds(20));
+    ASSERT_EQ(r.threads_size(), 3);
+    std::vector<pid_t> unstopped;
+    for (const v1::ThreadStack& t : r.threads()) {
+      EXPECT_EQ(t.stop(), v1::STOP_REASON_END_OF_STACK) << t.stop_detail();
+      EXPECT_GE(t.frames_size(), 3) << t.tid();
+      if (absl::StrContains(t.stop_detail(), "not stopped")) {
+        EXPECT_TRUE(absl::StrContains(t.stop_detail(), says)) << t.stop_detail();
+        unstopped.push_back(static_cast<pid_t>(t.tid()));
+      }
+    }
+    ASSERT_EQ(unstopped.size(), 2u);
+    for (pid_t tid : unstopped) EXPECT_EQ(ThreadState(pid, tid), 'D');
+  }
+  // The leader and the forker, each with its vfork child.
+  std::vector<pid_t> blocked;
+  for (const auto& e : std::filesystem::directory_iterator(absl::StrCat("/proc/", pid, "/task"))) {
+    int tid = 0;
+    if (absl::SimpleAtoi(e.path().filename().string(), &tid) && ThreadState(pid, tid) == 'D') {
+      blocked.push_back(tid);
+    }
+  }
+  ASSERT_EQ(blocked.size(), 2u);
+  for (pid_t tid : blocked) {
+    std::ifstream f(absl::StrCat("/proc/", pid, "/task/", tid, "/children"));
+    int child = 0;
+    ASSERT_TRUE(f >> child);
+    ASSERT_EQ(kill(child, SIGKILL), 0);
+  }
+  for (pid_t tid : blocked) {
+    bool released = false;
+    for (int i = 0; i < 500 && !released; ++i) {
+      released = ThreadState(pid, tid) == 'S' && !Traced(pid, tid);
+      if (!released) absl::SleepFor(absl::Milliseconds(10));
+    }
+    EXPECT_TRUE(released) << tid << " state " << ThreadState(pid, tid);
+  }
 }
 
 TEST_F(UnwinddTest, StatsAndRequestLog) {
