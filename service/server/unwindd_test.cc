@@ -348,6 +348,20 @@ TEST_F(UnwinddTest, ConcurrentRequestsOnOnePidAreSerialized) {
   for (const grpc::Status& s : results) EXPECT_TRUE(s.ok()) << s.error_message();
 }
 
+// The sanitizer builds compile the fixtures with clang and frame pointers
+// (-fsanitize=address keeps them); the default build as their names say.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kFixturesKeepFramePointers = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kFixturesKeepFramePointers = true;
+#else
+constexpr bool kFixturesKeepFramePointers = false;
+#endif
+#else
+constexpr bool kFixturesKeepFramePointers = false;
+#endif
+
 // The threads' state letter in /proc/PID/task/TID/stat, and their tracer.
 char ThreadState(pid_t pid, pid_t tid) {
   std::ifstream f(absl::StrCat("/proc/", pid, "/task/", tid, "/stat"));
@@ -381,12 +395,20 @@ TEST_F(UnwinddTest, ThreadsThatDoNotStopAreWalkedAndReleased) {
     ASSERT_EQ(r.threads_size(), 3);
     std::vector<pid_t> unstopped;
     for (const v1::ThreadStack& t : r.threads()) {
-      EXPECT_EQ(t.stop(), v1::STOP_REASON_END_OF_STACK) << t.stop_detail();
-      EXPECT_GE(t.frames_size(), 3) << t.tid();
-      if (absl::StrContains(t.stop_detail(), "not stopped")) {
+      const bool held = absl::StrContains(t.stop_detail(), "not stopped");
+      if (held) {
         EXPECT_TRUE(absl::StrContains(t.stop_detail(), says)) << t.stop_detail();
         unstopped.push_back(static_cast<pid_t>(t.tid()));
       }
+      if (held && kFixturesKeepFramePointers) {
+        // VforkAndWait's CFA is rbp + 16, and the kernel shows no rbp:
+        // the walk ends in it (docs/cli.md, "A thread that does not stop").
+        EXPECT_EQ(t.stop(), v1::STOP_REASON_NO_UNWIND_INFO) << t.stop_detail();
+        EXPECT_GE(t.frames_size(), 2) << t.tid();
+        continue;
+      }
+      EXPECT_EQ(t.stop(), v1::STOP_REASON_END_OF_STACK) << t.stop_detail();
+      EXPECT_GE(t.frames_size(), 3) << t.tid();
     }
     ASSERT_EQ(unstopped.size(), 2u);
     for (pid_t tid : unstopped) EXPECT_EQ(ThreadState(pid, tid), 'D');
