@@ -14,12 +14,9 @@
 #include "proc/live_target.h"
 
 #include <elf.h>
-#include <pthread.h>
-#include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,10 +32,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "arch/arch_ops.h"
@@ -46,6 +41,7 @@
 #include "proc/live_arch.h"
 #include "proc/maps.h"
 #include "proc/procfs.h"
+#include "proc/unstopped_threads.h"
 
 namespace unwindd::proc {
 namespace {
@@ -133,188 +129,6 @@ std::optional<arch::PacMask> ReadPacMask(const arch::ArchOps& ops, pid_t tid) {
   return *mask;
 }
 
-// The signal that interrupts a blocking waitpid() at the attach's
-// deadline (AttachOptions::stop_timeout): a real-time one no library of
-// ours uses, with a handler that does nothing and no SA_RESTART, so that
-// waitpid returns EINTR. Installed the first time a timeout is used.
-int WakeSignal() {
-  static const int sig = [] {
-    const int s = SIGRTMIN + 6;
-    struct sigaction sa = {};
-    sa.sa_handler = [](int) {};
-    sigemptyset(&sa.sa_mask);
-    sigaction(s, &sa, nullptr);
-    return s;
-  }();
-  return sig;
-}
-
-// Threads a LiveTarget of this thread seized but could not stop (the
-// attach's deadline passed) and could not detach: the kernel detaches only
-// a stopped tracee, and the stop it has pending comes when the thread wakes.
-// Until this thread ends, which releases them, a timer signals it every
-// 50 ms, and the handler detaches each orphan that has stopped since (or
-// forgets one that has exited), so that none stays stopped for longer. For
-// a long-lived caller (unwindd's threads); a process that exits soon after
-// (the CLI) releases them all at once anyway. Only this thread and its
-// signal handler touch them, the thread with the signal blocked.
-class Orphans {
- public:
-  static constexpr int kMax = 256;
-
-  // Adds `tid` (interrupted, not stopped), starting the timer. False when
-  // full: the thread then stops when it wakes and stays stopped until
-  // this thread ends.
-  bool Add(pid_t tid) {
-    Blocked blocked;
-    if (count_ == kMax) return false;
-    tids_[count_++] = tid;
-    Arm();
-    return true;
-  }
-
-  // Collect(), from the thread itself.
-  void CollectNow() {
-    Blocked blocked;
-    Collect();
-  }
-
-  // Detaches those that stopped, forgets those that exited. Async-signal-
-  // safe (waitpid, ptrace, timer_settime).
-  void Collect() {
-    int kept = 0;
-    for (int i = 0; i < count_; ++i) {
-      const pid_t tid = tids_[i];
-      int status = 0;
-      const pid_t r = waitpid(tid, &status, WNOHANG | __WALL);
-      if (r == 0 || (r < 0 && errno == EINTR)) {
-        tids_[kept++] = tid;  // still asleep
-      } else if (r == tid && WIFSTOPPED(status)) {
-        // Our interrupt, or a signal that arrived first: pass that on.
-        const uintptr_t sig = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
-        ptrace(PTRACE_DETACH, tid, nullptr, reinterpret_cast<void*>(sig));
-      }
-      // Else exited (reaped now), or not ours any more (ECHILD).
-    }
-    count_ = kept;
-    if (count_ == 0 && armed_) {
-      struct itimerspec off = {};
-      timer_settime(timer_, 0, &off, nullptr);
-      armed_ = false;
-    }
-  }
-
-  static Orphans& OfThisThread();
-  static int Signal();
-
- private:
-  // Blocks the janitor's signal while the thread itself changes the list.
-  struct Blocked {
-    sigset_t old;
-    Blocked() {
-      sigset_t set;
-      sigemptyset(&set);
-      sigaddset(&set, Signal());
-      pthread_sigmask(SIG_BLOCK, &set, &old);
-    }
-    ~Blocked() { pthread_sigmask(SIG_SETMASK, &old, nullptr); }
-  };
-
-  void Arm() {
-    if (!created_) {
-      struct sigevent sev = {};
-      sev.sigev_notify = SIGEV_THREAD_ID;
-      sev.sigev_signo = Signal();
-      sev._sigev_un._tid = gettid();
-      if (timer_create(CLOCK_MONOTONIC, &sev, &timer_) != 0) return;
-      created_ = true;
-    }
-    if (armed_) return;
-    struct itimerspec every = {};
-    every.it_value.tv_nsec = 50'000'000;
-    every.it_interval.tv_nsec = 50'000'000;
-    armed_ = timer_settime(timer_, 0, &every, nullptr) == 0;
-  }
-
-  pid_t tids_[kMax] = {};
-  int count_ = 0;
-  timer_t timer_{};
-  bool created_ = false;
-  bool armed_ = false;
-};
-
-// Allocated once per thread that ever orphans a thread; never freed: a
-// timer that outlives the thread is harmless (it signals no one). A
-// pointer, constant-initialized, so that the handler's access is a load.
-thread_local Orphans* t_orphans = nullptr;
-
-Orphans& Orphans::OfThisThread() {
-  if (t_orphans == nullptr) t_orphans = new Orphans;
-  return *t_orphans;
-}
-
-int Orphans::Signal() {
-  // With SA_RESTART: the system calls it interrupts go on.
-  static const int sig = [] {
-    const int s = SIGRTMIN + 7;
-    struct sigaction sa = {};
-    sa.sa_handler = [](int) {
-      const int saved = errno;
-      if (t_orphans != nullptr) t_orphans->Collect();
-      errno = saved;
-    };
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(s, &sa, nullptr);
-    return s;
-  }();
-  return sig;
-}
-
-// What /proc/PID/task/TID/syscall shows of a thread blocked in the
-// kernel (fs/proc/base.c proc_pid_syscall): "-1 SP PC" outside a system
-// call, "NR ARG1 ... ARG6 SP PC" in one, "running" when it is not blocked.
-struct BlockedRegisters {
-  uint64_t pc = 0;
-  uint64_t sp = 0;
-  bool in_syscall = false;
-  // The registers the system call's arguments were passed in, as the
-  // thread entered the kernel (syscall_get_arguments reads them from the
-  // saved user registers).
-  std::array<uint64_t, 6> args{};
-};
-
-std::optional<BlockedRegisters> ParseSyscallFile(absl::string_view text) {
-  std::vector<absl::string_view> words =
-      absl::StrSplit(absl::StripAsciiWhitespace(text), ' ', absl::SkipEmpty());
-  if (words.size() != 3 && words.size() != 9) return std::nullopt;
-  auto hex = [](absl::string_view w, uint64_t* v) {
-    return absl::ConsumePrefix(&w, "0x") && absl::SimpleHexAtoi(w, v);
-  };
-  BlockedRegisters r;
-  if (!hex(words[words.size() - 2], &r.sp) || !hex(words.back(), &r.pc)) return std::nullopt;
-  r.in_syscall = words.size() == 9;
-  for (size_t i = 0; r.in_syscall && i < r.args.size(); ++i) {
-    if (!hex(words[i + 1], &r.args[i])) return std::nullopt;
-  }
-  return r;
-}
-
-// The DWARF numbers of the registers system call arguments are passed in
-// (syscall(2)): x86-64 rdi rsi rdx r10 r8 r9, i386 ebx ecx edx esi edi
-// ebp, aarch64 x0-x5.
-std::array<int, 6> SyscallArgumentRegisters(arch::Arch a) {
-  switch (a) {
-    case arch::Arch::kX86_64:
-      return {5, 4, 1, 10, 8, 9};
-    case arch::Arch::kX86:
-      return {3, 1, 2, 6, 7, 5};
-    case arch::Arch::kAArch64:
-      return {0, 1, 2, 3, 4, 5};
-  }
-  return {-1, -1, -1, -1, -1, -1};
-}
-
 struct ThreadState {
   bool interrupted = false;  // PTRACE_INTERRUPT sent, stop not yet reaped
   bool stopped = false;      // waitpid reported its ptrace-stop
@@ -354,11 +168,10 @@ class LiveTarget final : public Target {
     }
     auto leader = threads_.find(pid_);
     if (leader != threads_.end()) Detach(pid_, leader->second);
-    if (timer_armed_) timer_delete(timer_);
     // Seized, and still not stopped: detached when they stop.
     for (const auto& [tid, ts] : threads_) {
       if (ts.unstoppable && ts.interrupted && !ts.gone && !ts.held_elsewhere) {
-        Orphans::OfThisThread().Add(tid);
+        AddOrphan(tid);
       }
     }
   }
@@ -376,12 +189,6 @@ class LiveTarget final : public Target {
   std::string ThreadNote(pid_t tid) const override;
 
  private:
-  // A blocking waitpid would wait past deadline_: a timer on this thread
-  // that interrupts it then, and every 10 ms after (so that a signal that
-  // lands just before waitpid blocks is not the last). False when it
-  // cannot be created (the wait is then unbounded, as without a timeout).
-  bool ArmDeadline();
-  void DisarmDeadline();
   // The registers of a thread that did not stop: its pc and sp from
   // /proc/PID/task/TID/syscall.
   absl::StatusOr<arch::RegisterSet> UnstoppedRegisters(pid_t tid, ThreadState& ts);
@@ -409,8 +216,8 @@ class LiveTarget final : public Target {
   const pid_t tracer_tid_;
   const absl::Duration stop_timeout_;
   const absl::Time deadline_;
-  timer_t timer_{};
-  bool timer_armed_ = false;  // created, and set to deadline_
+  // Interrupts a blocking waitpid that would wait past deadline_.
+  DeadlineTimer timer_;
   // A live thread whose /proc entries show the address space: the main
   // thread, unless it has exited (pthread_exit) while others run, in which
   // case /proc/PID/maps and friends are empty.
@@ -424,7 +231,7 @@ class LiveTarget final : public Target {
 
 absl::Status LiveTarget::Attach(absl::Span<const pid_t> tids) {
   // Earlier attaches' threads that have stopped since: detached now.
-  if (t_orphans != nullptr) t_orphans->CollectNow();
+  CollectOrphans();
   if (pid_ <= 0) {
     return absl::InvalidArgumentError(absl::StrFormat("invalid pid %d", pid_));
   }
@@ -533,7 +340,7 @@ absl::Status LiveTarget::Attach(absl::Span<const pid_t> tids) {
   // /proc/PID/maps).
   memory_ = memory::CreateCachedMemory(
       memory::CreateProcessMemoryProbing(mm_tid_, ProbeAddresses(mappings_)));
-  DisarmDeadline();
+  timer_.Disarm();
   return absl::OkStatus();
 }
 
@@ -587,7 +394,7 @@ void LiveTarget::WaitForStop(pid_t tid, ThreadState& ts) {
     // Most threads have stopped by the time they are waited for: a timer
     // only for one that has not.
     Poll(tid, ts);
-    bounded = ts.interrupted && !ts.gone && ArmDeadline();
+    bounded = ts.interrupted && !ts.gone && timer_.Arm(deadline_);
   }
   while (ts.interrupted && !ts.gone) {
     int status = 0;
@@ -651,29 +458,6 @@ void LiveTarget::Poll(pid_t tid, ThreadState& ts) {
     ts.interrupted = false;
     ts.unstoppable = false;  // late, but stopped
   }
-}
-
-bool LiveTarget::ArmDeadline() {
-  if (!timer_armed_) {
-    struct sigevent sev = {};
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = WakeSignal();
-    sev._sigev_un._tid = tracer_tid_;
-    if (timer_create(CLOCK_MONOTONIC, &sev, &timer_) != 0) return false;
-    timer_armed_ = true;
-  }
-  const absl::Duration left =
-      std::max(deadline_ - absl::Now(), absl::Nanoseconds(1));
-  struct itimerspec when = {};
-  when.it_value = absl::ToTimespec(left);
-  when.it_interval = absl::ToTimespec(absl::Milliseconds(10));
-  return timer_settime(timer_, 0, &when, nullptr) == 0;
-}
-
-void LiveTarget::DisarmDeadline() {
-  if (!timer_armed_) return;
-  struct itimerspec off = {};
-  timer_settime(timer_, 0, &off, nullptr);
 }
 
 void LiveTarget::Reap(pid_t tid, ThreadState& ts) {
