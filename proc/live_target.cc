@@ -55,10 +55,10 @@ constexpr uint64_t kPfKthread = 0x00200000;
 constexpr int kMaxAttachRounds = 100;
 
 // EPERM from PTRACE_SEIZE on a live thread: say which of the usual causes
-// applies, so the user knows what to fix.
-absl::Status AttachDenied(pid_t pid, pid_t tid) {
+// applies, so the user knows what to fix. `tracer`: the thread's
+// TracerPid.
+absl::Status AttachDenied(pid_t pid, pid_t tid, const absl::StatusOr<int64_t>& tracer) {
   std::string hint = "not root and not the same uid, or yama ptrace_scope";
-  absl::StatusOr<int64_t> tracer = ReadStatusField(pid, tid, "TracerPid");
   if (tracer.ok() && *tracer != 0) {
     hint = absl::StrFormat("already traced by PID %d?", *tracer);
   }
@@ -145,7 +145,7 @@ struct ThreadState {
   bool unstoppable = false;
   std::string note;
   // Not seized by this attach: an earlier one of this process's could not
-  // stop it and holds it still (Orphans). Never waited for or detached
+  // stop it and holds it still (AddOrphan). Never waited for or detached
   // here: its stop, when it comes, is the holder's to collect.
   bool held_elsewhere = false;
 };
@@ -350,20 +350,20 @@ absl::Status LiveTarget::SeizeThread(pid_t tid) {
     if (err == ESRCH) return absl::OkStatus();  // exited since listed
     // The kernel also says EPERM for a thread that is already exiting.
     if (err == EPERM && ThreadExited(pid_, tid)) return absl::OkStatus();
-    if (err == EPERM && deadline_ != absl::InfiniteFuture()) {
-      // Traced by this process: an earlier unwind could not stop it, and
-      // holds it until it stops (Orphans).
-      // (TracerPid is the tracing thread's id.)
+    if (err == EPERM) {
+      // TracerPid is the tracing thread's id.
       absl::StatusOr<int64_t> tracer = ReadStatusField(pid_, tid, "TracerPid");
-      if (tracer.ok() && *tracer > 0 &&
+      if (deadline_ != absl::InfiniteFuture() && tracer.ok() && *tracer > 0 &&
           access(absl::StrCat("/proc/self/task/", *tracer).c_str(), F_OK) == 0) {
+        // Traced by this process: an earlier unwind could not stop it, and
+        // holds it until it stops (unstopped_threads.h, AddOrphan).
         ThreadState& ts = threads_[tid];
         ts.unstoppable = true;
         ts.held_elsewhere = true;
         return absl::OkStatus();
       }
+      return AttachDenied(pid_, tid, tracer);
     }
-    if (err == EPERM) return AttachDenied(pid_, tid);
     return absl::ErrnoToStatus(
         err,
         absl::StrFormat("PTRACE_SEIZE of thread %d of process %d", tid, pid_));
@@ -400,8 +400,10 @@ void LiveTarget::WaitForStop(pid_t tid, ThreadState& ts) {
     int status = 0;
     pid_t r = waitpid(tid, &status, __WALL);
     if (r < 0 && errno == EINTR) {
-      if (bounded && absl::Now() >= deadline_) ts.unstoppable = true;
-      if (ts.unstoppable) break;
+      if (bounded && absl::Now() >= deadline_) {
+        ts.unstoppable = true;
+        break;
+      }
       continue;
     }
     if (r < 0) {  // ECHILD: not (or no longer) our tracee
@@ -492,9 +494,9 @@ void LiveTarget::Detach(pid_t tid, ThreadState& ts) {
 void LiveTarget::TryDetach(pid_t tid, ThreadState& ts) {
   // Interrupted, but the attach failed before we collected the stop.
   WaitForStop(tid, ts);
-  // Still not stopped: the kernel detaches only stopped tracees; Orphans
-  // does when it stops (the destructor), or the end of this thread, which
-  // drops the stop it has pending.
+  // Still not stopped: the kernel detaches only stopped tracees. The
+  // orphan list (AddOrphan, from the destructor) does once it stops, or
+  // the end of this thread, which drops the stop it has pending.
   if (ts.unstoppable) return;
   for (int attempt = 0; attempt < 2 && !ts.gone; ++attempt) {
     const uintptr_t sig = static_cast<uintptr_t>(ts.pending_signal);
@@ -589,15 +591,13 @@ absl::StatusOr<arch::RegisterSet> LiveTarget::UnstoppedRegisters(pid_t tid, Thre
         absl::FormatDuration(stop_timeout_), doing, where,
         text.ok() ? absl::StripAsciiWhitespace(*text) : text.status().message()));
   }
-  ts.note = ts.held_elsewhere
-                ? absl::StrFormat(
-                      "not stopped: thread %d has not stopped since an earlier unwind "
-                      "waited %s for it (%s); walked from the registers in %s",
-                      tid, absl::FormatDuration(stop_timeout_), doing, where)
-                : absl::StrFormat(
-                      "not stopped: thread %d did not stop within %s (%s); walked from the "
-                      "registers in %s",
-                      tid, absl::FormatDuration(stop_timeout_), doing, where);
+  const std::string timeout = absl::FormatDuration(stop_timeout_);
+  const std::string why =
+      ts.held_elsewhere
+          ? absl::StrFormat("has not stopped since an earlier unwind waited %s for it", timeout)
+          : absl::StrFormat("did not stop within %s", timeout);
+  ts.note = absl::StrFormat("not stopped: thread %d %s (%s); walked from the registers in %s",
+                            tid, why, doing, where);
   arch::RegisterSet regs(arch_);
   regs.set_pc(blocked->pc);
   regs.set_sp(blocked->sp);

@@ -18,19 +18,24 @@
 namespace unwindd::proc {
 namespace {
 
+// Installs `handler` for SIGRTMIN + `offset` (real-time signals no
+// library of ours uses) and returns the signal's number.
+int InstallRealtimeHandler(int offset, void (*handler)(int), int flags) {
+  const int sig = SIGRTMIN + offset;
+  struct sigaction sa = {};
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = flags;
+  sigaction(sig, &sa, nullptr);
+  return sig;
+}
+
 // The signal that interrupts a blocking waitpid() at the attach's
-// deadline (AttachOptions::stop_timeout): a real-time one no library of
-// ours uses, with a handler that does nothing and no SA_RESTART, so that
-// waitpid returns EINTR. Installed the first time a timeout is used.
+// deadline (AttachOptions::stop_timeout): a handler that does nothing and
+// no SA_RESTART, so that waitpid returns EINTR. Installed the first time
+// a timeout is used.
 int WakeSignal() {
-  static const int sig = [] {
-    const int s = SIGRTMIN + 6;
-    struct sigaction sa = {};
-    sa.sa_handler = [](int) {};
-    sigemptyset(&sa.sa_mask);
-    sigaction(s, &sa, nullptr);
-    return s;
-  }();
+  static const int sig = InstallRealtimeHandler(6, [](int) {}, 0);
   return sig;
 }
 
@@ -76,8 +81,7 @@ class Orphans {
     }
     count_ = kept;
     if (count_ == 0 && armed_) {
-      struct itimerspec off = {};
-      timer_settime(timer_, 0, &off, nullptr);
+      timer_.Disarm();
       armed_ = false;
     }
   }
@@ -99,25 +103,12 @@ class Orphans {
   };
 
   void Arm() {
-    if (!created_) {
-      struct sigevent sev = {};
-      sev.sigev_notify = SIGEV_THREAD_ID;
-      sev.sigev_signo = Signal();
-      sev._sigev_un._tid = gettid();
-      if (timer_create(CLOCK_MONOTONIC, &sev, &timer_) != 0) return;
-      created_ = true;
-    }
-    if (armed_) return;
-    struct itimerspec every = {};
-    every.it_value.tv_nsec = 50'000'000;
-    every.it_interval.tv_nsec = 50'000'000;
-    armed_ = timer_settime(timer_, 0, &every, nullptr) == 0;
+    if (!armed_) armed_ = timer_.Set(absl::Milliseconds(50), absl::Milliseconds(50));
   }
 
   pid_t tids_[kMax] = {};
   int count_ = 0;
-  timer_t timer_{};
-  bool created_ = false;
+  ThreadTimer timer_{&Orphans::Signal};
   bool armed_ = false;
 };
 
@@ -133,48 +124,50 @@ Orphans& Orphans::OfThisThread() {
 
 int Orphans::Signal() {
   // With SA_RESTART: the system calls it interrupts go on.
-  static const int sig = [] {
-    const int s = SIGRTMIN + 7;
-    struct sigaction sa = {};
-    sa.sa_handler = [](int) {
-      const int saved = errno;
-      if (t_orphans != nullptr) t_orphans->Collect();
-      errno = saved;
-    };
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(s, &sa, nullptr);
-    return s;
-  }();
+  static const int sig = InstallRealtimeHandler(
+      7,
+      [](int) {
+        const int saved = errno;
+        if (t_orphans != nullptr) t_orphans->Collect();
+        errno = saved;
+      },
+      SA_RESTART);
   return sig;
 }
 
 }  // namespace
 
-DeadlineTimer::~DeadlineTimer() {
+ThreadTimer::~ThreadTimer() {
   if (created_) timer_delete(timer_);
 }
 
-bool DeadlineTimer::Arm(absl::Time deadline) {
+bool ThreadTimer::Set(absl::Duration first, absl::Duration every) {
   if (!created_) {
     struct sigevent sev = {};
     sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = WakeSignal();
+    sev.sigev_signo = signal_();
     sev._sigev_un._tid = gettid();
     if (timer_create(CLOCK_MONOTONIC, &sev, &timer_) != 0) return false;
     created_ = true;
   }
-  const absl::Duration left = std::max(deadline - absl::Now(), absl::Nanoseconds(1));
   struct itimerspec when = {};
-  when.it_value = absl::ToTimespec(left);
-  when.it_interval = absl::ToTimespec(absl::Milliseconds(10));
+  when.it_value = absl::ToTimespec(first);
+  when.it_interval = absl::ToTimespec(every);
   return timer_settime(timer_, 0, &when, nullptr) == 0;
 }
 
-void DeadlineTimer::Disarm() {
+void ThreadTimer::Disarm() {
   if (!created_) return;
   struct itimerspec off = {};
   timer_settime(timer_, 0, &off, nullptr);
+}
+
+DeadlineTimer::DeadlineTimer() : timer_(&WakeSignal) {}
+
+bool DeadlineTimer::Arm(absl::Time deadline) {
+  // it_value 0 would disarm: a deadline already past fires at once.
+  return timer_.Set(std::max(deadline - absl::Now(), absl::Nanoseconds(1)),
+                    absl::Milliseconds(10));
 }
 
 std::optional<BlockedRegisters> ParseSyscallFile(absl::string_view text) {

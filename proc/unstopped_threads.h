@@ -25,25 +25,42 @@
 
 namespace unwindd::proc {
 
+// A POSIX timer that sends a signal (`signal()`'s, asked when the timer is
+// first set) to the thread that first sets it.
+class ThreadTimer {
+ public:
+  explicit ThreadTimer(int (*signal)()) : signal_(signal) {}
+  ThreadTimer(const ThreadTimer&) = delete;
+  ThreadTimer& operator=(const ThreadTimer&) = delete;
+  ~ThreadTimer();
+
+  // Fires after `first`, then every `every`. False when no timer could be
+  // made.
+  bool Set(absl::Duration first, absl::Duration every);
+  // Async-signal-safe.
+  void Disarm();
+
+ private:
+  int (*const signal_)();
+  timer_t timer_{};
+  bool created_ = false;
+};
+
 // A timer on the calling thread that interrupts its blocking waitpid (a
 // no-op real-time signal without SA_RESTART, so that the call returns
 // EINTR) at a deadline, and every 10 ms after, so that a signal that lands
 // just before waitpid blocks is not the last.
 class DeadlineTimer {
  public:
-  DeadlineTimer() = default;
-  DeadlineTimer(const DeadlineTimer&) = delete;
-  DeadlineTimer& operator=(const DeadlineTimer&) = delete;
-  ~DeadlineTimer();
+  DeadlineTimer();
 
   // False when no timer could be made: the wait is then unbounded, as
   // without a timeout.
   bool Arm(absl::Time deadline);
-  void Disarm();
+  void Disarm() { timer_.Disarm(); }
 
  private:
-  timer_t timer_{};
-  bool created_ = false;
+  ThreadTimer timer_;
 };
 
 // What /proc/PID/task/TID/syscall shows of a thread blocked in the
