@@ -12,8 +12,6 @@
 #include <sys/types.h>
 
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -25,6 +23,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "proc/procfs.h"
 #include "testdata/harness/frames.h"
 #include "testdata/harness/subprocess.h"
 #include "testdata/harness/tools.h"
@@ -32,18 +31,15 @@
 namespace unwindd::harness {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
+// /proc/PID/task/TID/REST ("" if it cannot be read).
+std::string TaskFile(pid_t pid, pid_t tid, absl::string_view rest) {
+  return proc::ReadProcFile(pid, proc::TaskPath(pid, tid, rest)).value_or("");
 }
 
-// The state letter of /proc/PID/task/TID/stat (after the "(comm)").
+// The thread's state letter (R, S, D, t, ...; '?' if it cannot be read).
 char ThreadState(pid_t pid, pid_t tid) {
-  const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/task/", tid, "/stat"));
-  const size_t paren = stat.rfind(')');
-  return paren == std::string::npos || paren + 2 >= stat.size() ? '?' : stat[paren + 2];
+  absl::StatusOr<proc::ProcStat> stat = proc::ReadStat(pid, tid);
+  return stat.ok() ? stat->state : '?';
 }
 
 // The function eu-addr2line names at `address` of `file` ("??" if none).
@@ -80,13 +76,10 @@ TEST(UnstoppedThreadTest, WalkedFromWhereTheKernelShowsItBlocked) {
     const pid_t pid = p->pid();
     // The leader and the forker in vfork (D), the sleeper in nanosleep (S).
     pid_t forker = 0, sleeper = 0;
-    absl::StatusOr<ToolOutput> ls =
-        RunTool({"ls", absl::StrCat("/proc/", pid, "/task")}, kToolTimeout);
-    ASSERT_TRUE(ls.ok());
-    for (absl::string_view t : absl::StrSplit(ls->stdout_text, '\n', absl::SkipEmpty())) {
-      int tid = 0;
-      if (!absl::SimpleAtoi(t, &tid) || tid == pid) continue;
-      (ThreadState(pid, tid) == 'D' ? forker : sleeper) = tid;
+    absl::StatusOr<std::vector<pid_t>> tasks = proc::ListTasks(pid);
+    ASSERT_TRUE(tasks.ok()) << tasks.status();
+    for (pid_t tid : *tasks) {
+      if (tid != pid) (ThreadState(pid, tid) == 'D' ? forker : sleeper) = tid;
     }
     ASSERT_EQ(ThreadState(pid, pid), 'D');
     ASSERT_NE(forker, 0);
@@ -94,8 +87,7 @@ TEST(UnstoppedThreadTest, WalkedFromWhereTheKernelShowsItBlocked) {
     // "NR ARGS... SP PC": where the kernel holds each.
     auto blocked_pc = [pid](pid_t tid) {
       const std::vector<std::string> words = absl::StrSplit(
-          absl::StripAsciiWhitespace(
-              ReadFile(absl::StrCat("/proc/", pid, "/task/", tid, "/syscall"))),
+          absl::StripAsciiWhitespace(TaskFile(pid, tid, "syscall")),
           ' ');
       uint64_t pc = 0;
       EXPECT_TRUE(ParseHexPc(words.back(), &pc)) << words.back();
@@ -150,8 +142,8 @@ TEST(UnstoppedThreadTest, WalkedFromWhereTheKernelShowsItBlocked) {
     // children are gone the other two go on to pause(), traced by no one.
     EXPECT_EQ(ThreadState(pid, sleeper), 'S');
     for (pid_t tid : {pid, forker}) {
-      const std::string children = std::string(absl::StripAsciiWhitespace(
-          ReadFile(absl::StrCat("/proc/", pid, "/task/", tid, "/children"))));
+      const std::string children =
+          std::string(absl::StripAsciiWhitespace(TaskFile(pid, tid, "children")));
       int child = 0;
       ASSERT_TRUE(absl::SimpleAtoi(children, &child)) << children;
       ASSERT_EQ(kill(child, SIGKILL), 0);
@@ -163,8 +155,9 @@ TEST(UnstoppedThreadTest, WalkedFromWhereTheKernelShowsItBlocked) {
       }
       EXPECT_EQ(state, 'S') << tid;
     }
-    EXPECT_NE(ReadFile(absl::StrCat("/proc/", pid, "/status")).find("TracerPid:\t0\n"),
-              std::string::npos);
+    for (pid_t tid : {pid, forker, sleeper}) {
+      EXPECT_EQ(proc::ReadStatusField(pid, tid, "TracerPid").value_or(-1), 0) << tid;
+    }
   }
 }
 

@@ -6,8 +6,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -18,12 +16,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/dynamic_message.h"
 #include "google/protobuf/message.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
+#include "proc/procfs.h"
 #include "service/cli/output.h"
 #include "service/common/convert.h"
 #include "service/server/testing/server_fixture.h"
@@ -362,17 +362,14 @@ constexpr bool kFixturesKeepFramePointers = false;
 constexpr bool kFixturesKeepFramePointers = false;
 #endif
 
-// The threads' state letter in /proc/PID/task/TID/stat, and their tracer.
+// The thread's state letter ('?' if it cannot be read), and whether
+// anyone traces it.
 char ThreadState(pid_t pid, pid_t tid) {
-  std::ifstream f(absl::StrCat("/proc/", pid, "/task/", tid, "/stat"));
-  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  const size_t paren = stat.rfind(')');
-  return paren == std::string::npos || paren + 2 >= stat.size() ? '?' : stat[paren + 2];
+  absl::StatusOr<proc::ProcStat> stat = proc::ReadStat(pid, tid);
+  return stat.ok() ? stat->state : '?';
 }
 bool Traced(pid_t pid, pid_t tid) {
-  std::ifstream f(absl::StrCat("/proc/", pid, "/task/", tid, "/status"));
-  std::string status((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  return status.find("TracerPid:\t0\n") == std::string::npos;
+  return proc::ReadStatusField(pid, tid, "TracerPid").value_or(-1) != 0;
 }
 
 // Threads that do not stop for ptrace (vfork_blocked's two, each waiting
@@ -415,17 +412,19 @@ TEST_F(UnwinddTest, ThreadsThatDoNotStopAreWalkedAndReleased) {
   }
   // The leader and the forker, each with its vfork child.
   std::vector<pid_t> blocked;
-  for (const auto& e : std::filesystem::directory_iterator(absl::StrCat("/proc/", pid, "/task"))) {
-    int tid = 0;
-    if (absl::SimpleAtoi(e.path().filename().string(), &tid) && ThreadState(pid, tid) == 'D') {
-      blocked.push_back(tid);
-    }
+  absl::StatusOr<std::vector<pid_t>> tasks = proc::ListTasks(pid);
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  for (pid_t tid : *tasks) {
+    if (ThreadState(pid, tid) == 'D') blocked.push_back(tid);
   }
   ASSERT_EQ(blocked.size(), 2u);
   for (pid_t tid : blocked) {
-    std::ifstream f(absl::StrCat("/proc/", pid, "/task/", tid, "/children"));
+    absl::StatusOr<std::string> children =
+        proc::ReadProcFile(pid, proc::TaskPath(pid, tid, "children"));
     int child = 0;
-    ASSERT_TRUE(f >> child);
+    ASSERT_TRUE(children.ok() &&
+                absl::SimpleAtoi(absl::StripAsciiWhitespace(*children), &child))
+        << children.status();
     ASSERT_EQ(kill(child, SIGKILL), 0);
   }
   for (pid_t tid : blocked) {
