@@ -1,0 +1,187 @@
+#!/usr/bin/python3
+"""Writes the linker script that lays out the code and read-only data a
+one-shot `unwind` command touches in one contiguous run (service/hot_text.ld).
+
+  hot_text.py OUT.ld --map LINK_MAP TRACE... [--map LINK_MAP TRACE...]...
+
+LINK_MAP is the linker's map of an `unwind` binary (-Wl,-Map), and each
+TRACE after it the addresses one command run on that same binary touched:
+the
+memory trace of valgrind --tool=lackey --trace-mem=yes, or lines "I ADDR"
+of the code and data addresses of its page faults in runs outside
+valgrind (perf record -e page-faults -d), which take paths valgrind's
+slower runs do not (a thread not yet stopped when first polled) and the
+CPU's own string functions. Every input section of .text or .rodata that
+a traced instruction executed in or loaded from goes into the script, in
+the order the runs first touched them: code into an output section
+.text.hot_path inserted before .text, data into .rodata.hot_path before
+.rodata. Several maps (the optimized build, and the default fastbuild
+that `bazel run //service:unwind` gives, whose -O0 code calls what -O2
+inlines) make one script: the sections of the first, then those the next
+adds. tools/hot_text/regen.sh runs the whole thing; docs/speed.md says
+why (a page fault per 64 KiB of code first run).
+
+A section is named by its name alone when no other input section has that
+name (-ffunction-sections code: .text.<mangled name>), and by archive
+member and name otherwise (glibc's plain .text, one function per object).
+glibc picks one of a string function's variants (memmove-avx512-...,
+memmove-evex-..., memmove-sse2-...) for the CPU it runs on, so a variant
+that ran brings all of its family along.
+"""
+import os
+import re
+import sys
+from bisect import bisect_right
+
+# A kept input section in a BFD or gold map: the name on its own line when
+# it is long, then address, size and file.
+_ONE_LINE = re.compile(r'^ (\S+)\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*)$')
+_NAME_ONLY = re.compile(r'^ (\S+)\s*$')
+_REST = re.compile(r'^\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*)$')
+_MEMBER = re.compile(r'^(.*)\((.*)\)$')
+_KINDS = (('.text', 'text'), ('.rodata', 'rodata'))
+# glibc's multiarch variants: <function>-<isa>[-...].o
+_VARIANT = re.compile(r'^([a-z0-9_]+)-(sse|ssse3|avx|evex|erms)')
+
+
+def kind_of(name):
+    for prefix, kind in _KINDS:
+        if name == prefix or name.startswith(prefix + '.'):
+            return kind
+    return None
+
+
+def read_map(path):
+    """(address, size, section name, file) of every kept .text*/.rodata*
+    input section, sorted by address."""
+    sections = []
+    pending = None
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip('\n')
+            m = _ONE_LINE.match(line)
+            if m:
+                name, addr, size, file = m.group(1), int(m.group(2), 16), int(m.group(3), 16), m.group(4)
+                pending = None
+            else:
+                m = _NAME_ONLY.match(line)
+                if m:
+                    pending = m.group(1)
+                    continue
+                m = _REST.match(line)
+                if not (m and pending):
+                    pending = None
+                    continue
+                name, addr, size, file = pending, int(m.group(1), 16), int(m.group(2), 16), m.group(3)
+                pending = None
+            if addr and size and kind_of(name) and not file.startswith('load address'):
+                sections.append((addr, size, name, file))
+    sections.sort()
+    return sections
+
+
+def touched(traces):
+    """Addresses executed (I) or loaded (L, M), in first-touch order."""
+    seen = set()
+    order = []
+    for path in traces:
+        with open(path) as f:
+            for line in f:
+                if line[:2] not in ('I ', ' L', ' M'):
+                    continue
+                try:
+                    addr = int(line[3:].split(',', 1)[0], 16)
+                except ValueError:
+                    continue
+                if addr not in seen:
+                    seen.add(addr)
+                    order.append(addr)
+    return order
+
+
+def pattern(name, file, shared_names):
+    if name not in shared_names:
+        return '*(%s)' % name
+    m = _MEMBER.match(file)
+    if m:
+        return '*%s:%s(%s)' % (os.path.basename(m.group(1)), m.group(2), name)
+    return '*%s(%s)' % (os.path.basename(file), name)
+
+
+def pick_sections(map_path, traces, picked, seen, size):
+    """Appends to `picked` the patterns of the sections `traces` touched in
+    the binary `map_path` describes, skipping patterns already `seen`."""
+    sections = read_map(map_path)
+    starts = [s[0] for s in sections]
+    count = {}
+    for s in sections:
+        count[s[2]] = count.get(s[2], 0) + 1
+    shared_names = {n for n, c in count.items() if c > 1}
+    done = set()
+
+    def pick(i):
+        if i in done:
+            return
+        done.add(i)
+        s = sections[i]
+        kind = kind_of(s[2])
+        p = pattern(s[2], s[3], shared_names)
+        if p not in seen:
+            seen.add(p)
+            picked[kind].append(p)
+            size[kind] += s[1]
+
+    # Each variant family's members, by (archive, function).
+    families = {}
+    for i, s in enumerate(sections):
+        m = _MEMBER.match(s[3])
+        v = _VARIANT.match(m.group(2)) if m else None
+        if v and kind_of(s[2]) == 'text':
+            families.setdefault((m.group(1), v.group(1)), []).append(i)
+    for addr in touched(traces):
+        i = bisect_right(starts, addr) - 1
+        if i < 0:
+            continue
+        s = sections[i]
+        if not s[0] <= addr < s[0] + s[1] or i in done:
+            continue
+        pick(i)
+        m = _MEMBER.match(s[3])
+        v = _VARIANT.match(m.group(2)) if m else None
+        if v and kind_of(s[2]) == 'text':
+            for j in families.get((m.group(1), v.group(1)), []):
+                pick(j)
+
+
+def main(argv):
+    if len(argv) < 5 or argv[2] != '--map':
+        sys.exit(__doc__)
+    groups = []
+    for arg in argv[2:]:
+        if arg == '--map':
+            groups.append([])
+        else:
+            groups[-1].append(arg)
+    picked = {'text': [], 'rodata': []}
+    size = {'text': 0, 'rodata': 0}
+    seen = set()
+    for group in groups:
+        if len(group) < 2:
+            sys.exit('--map needs a map and at least one trace')
+        pick_sections(group[0], group[1:], picked, seen, size)
+    with open(argv[1], 'w') as out:
+        out.write('/* Generated by tools/hot_text/regen.sh: do not edit.\n'
+                  '   The input sections one-shot `unwind` commands touch, in the order\n'
+                  '   they first touch them: %d code sections, %d read-only data\n'
+                  '   sections. */\n' % (len(picked['text']), len(picked['rodata'])))
+        for kind, before in (('text', '.text'), ('rodata', '.rodata')):
+            out.write('SECTIONS\n{\n  .%s.hot_path :\n  {\n' % kind)
+            for p in picked[kind]:
+                out.write('    %s\n' % p)
+            out.write('  }\n}\nINSERT BEFORE %s;\n' % before)
+    print('%d code sections, %d read-only data sections' %
+          (len(picked['text']), len(picked['rodata'])))
+
+
+if __name__ == '__main__':
+    main(sys.argv)

@@ -1,0 +1,80 @@
+#!/bin/bash
+# Regenerates service/hot_text.ld, the order in which the static `unwind`
+# lays out the code and read-only data its one-shot commands touch
+# (tools/hot_text/hot_text.py says how; docs/speed.md why). Run it after a
+# change that moves what `unwind pid` runs (new code on its path, another
+# glibc or Abseil), then commit the script; //tools/hot_text:hot_text_test
+# fails when the layout has fallen behind the code.
+#
+#   tools/hot_text/regen.sh
+#
+# Traces the optimized build (-c opt, what the speed figures measure) and
+# the default one (`bazel run //service:unwind`). Needs valgrind and perf
+# (scripts/requirements.txt). Takes a few minutes.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  [[ -n "${KEEP_WORK:-}" ]] && echo "kept $work" >&2 || rm -rf "$work"
+}
+trap cleanup EXIT
+
+# C, C++, signal frames, deep recursion: what `unwind pid` meets.
+fixtures=(threads_c_O2_nofp_pie demo_O2_nofp_pie signal_handler_O2_nofp_pie recursion_O2_nofp_pie)
+bazel build "${fixtures[@]/#/\/\/testdata:}"
+bin=$(bazel info bazel-bin)/testdata
+for f in "${fixtures[@]}"; do
+  "$bin/$f" >/dev/null 2>&1 &
+  pids+=($!)
+done
+sleep 1
+
+# Links `unwind` of compilation mode $1 again, with a map (same inputs,
+# same layout) into $work/$1/, then traces its commands there.
+trace_mode() {
+  local mode=$1 dir=$work/$1
+  mkdir -p "$dir"
+  bazel build -c "$mode" //service:unwind
+  local execroot params
+  execroot=$(bazel info -c "$mode" execution_root)
+  bazel aquery -c "$mode" 'mnemonic("CppLink", //service:unwind)' --output=jsonproto >"$dir/aquery.json"
+  params=$(python3 -c '
+import json, sys
+args = json.load(open(sys.argv[1]))["actions"][0]["arguments"]
+print([a for a in args if a.startswith("@")][-1])' "$dir/aquery.json")
+  # The params file names the output; a later -o wins.
+  (cd "$execroot" && /usr/bin/gcc "$params" -o "$dir/unwind" -Wl,-Map="$dir/unwind.map" 2>"$dir/link.log") ||
+    { cat "$dir/link.log" >&2; exit 1; }
+
+  traces=()
+  trace() {
+    valgrind --tool=lackey --trace-mem=yes --log-file="$dir/trace.$1" "$dir/unwind" "${@:2}" >/dev/null 2>&1 || true
+    traces+=("$dir/trace.$1")
+  }
+  trace help --help
+  trace pid_c pid "${pids[0]}"
+  trace pid_cxx pid --json "${pids[1]}"
+  trace pid_signal pid "${pids[2]}"
+  trace pid_deep pid "${pids[3]}"
+  # Then the page faults of runs at full speed: what valgrind's slower runs
+  # missed (a thread not yet stopped when first polled), and the string
+  # functions glibc picks for this CPU rather than valgrind's.
+  faults() {
+    perf record -q -e page-faults -c 1 -d -o "$dir/faults.data" -- "$dir/unwind" "$@" >/dev/null 2>&1 || true
+    perf script -i "$dir/faults.data" -F ip,addr 2>/dev/null |
+      awk '{ print "I  " $1; print "I  " $2 }' >>"$dir/faults.txt"
+  }
+  for _ in $(seq 10); do
+    faults --help
+    for p in "${pids[@]}"; do faults pid "$p"; done
+  done
+  traces+=("$dir/faults.txt")
+  args+=(--map "$dir/unwind.map" "${traces[@]}")
+}
+
+args=()
+trace_mode opt
+trace_mode fastbuild
+python3 tools/hot_text/hot_text.py service/hot_text.ld "${args[@]}"
