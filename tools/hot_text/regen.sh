@@ -8,6 +8,8 @@
 #
 #   tools/hot_text/regen.sh
 #
+# The commands: `unwind --help`, and `unwind pid` of four fixtures, in
+# process and through an unwindd on a Unix socket.
 # Traces the optimized build (-c opt, what the speed figures measure) and
 # the default one (`bazel run //service:unwind`). Needs valgrind and perf
 # (scripts/requirements.txt). Takes a few minutes.
@@ -23,12 +25,16 @@ trap cleanup EXIT
 
 # C, C++, signal frames, deep recursion: what `unwind pid` meets.
 fixtures=(threads_c_O2_nofp_pie demo_O2_nofp_pie signal_handler_O2_nofp_pie recursion_O2_nofp_pie)
-bazel build "${fixtures[@]/#/\/\/testdata:}"
-bin=$(bazel info bazel-bin)/testdata
+bazel build //service:unwindd "${fixtures[@]/#/\/\/testdata:}"
+bin=$(bazel info bazel-bin)
 for f in "${fixtures[@]}"; do
-  "$bin/$f" >/dev/null 2>&1 &
+  "$bin/testdata/$f" >/dev/null 2>&1 &
   pids+=($!)
 done
+fixture_pids=("${pids[@]}")
+# `unwind --server=unix:... pid` asks a running unwindd itself.
+"$bin/service/unwindd" --listen="unix:$work/sock" 2>/dev/null &
+pids+=($!)
 sleep 1
 
 # Links `unwind` of compilation mode $1 again, with a map (same inputs,
@@ -58,6 +64,7 @@ print([a for a in args if a.startswith("@")][-1])' "$dir/aquery.json")
   trace pid_cxx pid --json "${pids[1]}"
   trace pid_signal pid "${pids[2]}"
   trace pid_deep pid "${pids[3]}"
+  trace server --server="unix:$work/sock" pid "${pids[0]}"
   # Then the page faults of runs at full speed: what valgrind's slower runs
   # missed (a thread not yet stopped when first polled), and the string
   # functions glibc picks for this CPU rather than valgrind's.
@@ -68,7 +75,8 @@ print([a for a in args if a.startswith("@")][-1])' "$dir/aquery.json")
   }
   for _ in $(seq 10); do
     faults --help
-    for p in "${pids[@]}"; do faults pid "$p"; done
+    for p in "${fixture_pids[@]}"; do faults pid "$p"; done
+    faults --server="unix:$work/sock" pid "${pids[0]}"
   done
   traces+=("$dir/faults.txt")
   args+=(--map "$dir/unwind.map" "${traces[@]}")
