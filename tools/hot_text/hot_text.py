@@ -6,12 +6,11 @@ one-shot `unwind` command touches in one contiguous run (service/hot_text.ld).
 
 LINK_MAP is the linker's map of an `unwind` binary (-Wl,-Map), and each
 TRACE after it the addresses one command run on that same binary touched:
-the
-memory trace of valgrind --tool=lackey --trace-mem=yes, or lines "I ADDR"
-of the code and data addresses of its page faults in runs outside
-valgrind (perf record -e page-faults -d), which take paths valgrind's
-slower runs do not (a thread not yet stopped when first polled) and the
-CPU's own string functions. Every input section of .text or .rodata that
+the memory trace of valgrind --tool=lackey --trace-mem=yes, or lines
+"I ADDR" of the code and data addresses of its page faults in runs
+outside valgrind (perf record -e page-faults -d), which take paths
+valgrind's slower runs do not (a thread not yet stopped when first
+polled) and the CPU's own string functions. Every input section of .text or .rodata that
 a traced instruction executed in or loaded from goes into the script, in
 the order the runs first touched them: code into an output section
 .text.hot_path inserted before .text, data into .rodata.hot_path before
@@ -21,9 +20,10 @@ inlines) make one script: the sections of the first, then those the next
 adds. tools/hot_text/regen.sh runs the whole thing; docs/speed.md says
 why (a page fault per 64 KiB of code first run).
 
-A section is named by its name alone when no other input section has that
-name (-ffunction-sections code: .text.<mangled name>), and by archive
-member and name otherwise (glibc's plain .text, one function per object).
+A section is named by its name alone when no other input section of any
+of the maps has that name (-ffunction-sections code: .text.<mangled
+name>), and by archive member and name otherwise (glibc's plain .text,
+one function per object).
 glibc picks one of a string function's variants (memmove-avx512-...,
 memmove-evex-..., memmove-sse2-...) for the CPU it runs on, so a variant
 that ran brings all of its family along.
@@ -108,15 +108,29 @@ def pattern(name, file, shared_names):
     return '*%s(%s)' % (os.path.basename(file), name)
 
 
-def pick_sections(map_path, traces, picked, seen, size):
-    """Appends to `picked` the patterns of the sections `traces` touched in
-    the binary `map_path` describes, skipping patterns already `seen`."""
-    sections = read_map(map_path)
-    starts = [s[0] for s in sections]
+def family_of(section):
+    """(archive, function) of a glibc string function variant's code, else
+    None."""
+    m = _MEMBER.match(section[3])
+    v = _VARIANT.match(m.group(2)) if m else None
+    if v and kind_of(section[2]) == 'text':
+        return (m.group(1), v.group(1))
+    return None
+
+
+def shared_names(sections):
+    """The section names more than one of `sections` has."""
     count = {}
     for s in sections:
         count[s[2]] = count.get(s[2], 0) + 1
-    shared_names = {n for n, c in count.items() if c > 1}
+    return {n for n, c in count.items() if c > 1}
+
+
+def pick_sections(sections, traces, shared, picked, seen, size):
+    """Appends to `picked` the patterns of the `sections` (one map's) that
+    `traces` touched, skipping patterns already `seen`. A name in `shared`
+    is qualified by its archive member."""
+    starts = [s[0] for s in sections]
     done = set()
 
     def pick(i):
@@ -125,19 +139,18 @@ def pick_sections(map_path, traces, picked, seen, size):
         done.add(i)
         s = sections[i]
         kind = kind_of(s[2])
-        p = pattern(s[2], s[3], shared_names)
+        p = pattern(s[2], s[3], shared)
         if p not in seen:
             seen.add(p)
             picked[kind].append(p)
             size[kind] += s[1]
 
-    # Each variant family's members, by (archive, function).
+    # Each variant family's members.
     families = {}
     for i, s in enumerate(sections):
-        m = _MEMBER.match(s[3])
-        v = _VARIANT.match(m.group(2)) if m else None
-        if v and kind_of(s[2]) == 'text':
-            families.setdefault((m.group(1), v.group(1)), []).append(i)
+        family = family_of(s)
+        if family:
+            families.setdefault(family, []).append(i)
     for addr in touched(traces):
         i = bisect_right(starts, addr) - 1
         if i < 0:
@@ -146,11 +159,8 @@ def pick_sections(map_path, traces, picked, seen, size):
         if not s[0] <= addr < s[0] + s[1] or i in done:
             continue
         pick(i)
-        m = _MEMBER.match(s[3])
-        v = _VARIANT.match(m.group(2)) if m else None
-        if v and kind_of(s[2]) == 'text':
-            for j in families.get((m.group(1), v.group(1)), []):
-                pick(j)
+        for j in families.get(family_of(s), []):
+            pick(j)
 
 
 def main(argv):
@@ -168,7 +178,14 @@ def main(argv):
     for group in groups:
         if len(group) < 2:
             sys.exit('--map needs a map and at least one trace')
-        pick_sections(group[0], group[1:], picked, seen, size)
+    maps = [read_map(group[0]) for group in groups]
+    # Shared in any build: a name one build has once may name several
+    # sections in the other, which the bare name would all take.
+    shared = set()
+    for sections in maps:
+        shared |= shared_names(sections)
+    for sections, group in zip(maps, groups):
+        pick_sections(sections, group[1:], shared, picked, seen, size)
     with open(argv[1], 'w') as out:
         out.write('/* Generated by tools/hot_text/regen.sh: do not edit.\n'
                   '   The input sections one-shot `unwind` commands touch, in the order\n'
@@ -179,8 +196,9 @@ def main(argv):
             for p in picked[kind]:
                 out.write('    %s\n' % p)
             out.write('  }\n}\nINSERT BEFORE %s;\n' % before)
-    print('%d code sections, %d read-only data sections' %
-          (len(picked['text']), len(picked['rodata'])))
+    print('%d code sections (%d bytes in the map that traced them first), '
+          '%d read-only data sections (%d bytes)' %
+          (len(picked['text']), size['text'], len(picked['rodata']), size['rodata']))
 
 
 if __name__ == '__main__':
