@@ -8,11 +8,11 @@
 #
 #   tools/hot_text/regen.sh
 #
-# The commands: `unwind --help`, and `unwind pid` of four fixtures, in
-# process and through an unwindd on a Unix socket.
+# The commands: `unwind --help`, `unwind pid` of four fixtures, in process
+# and through an unwindd on a Unix socket, and `unwind core` of a gcore.
 # Traces the optimized build (-c opt, what the speed figures measure) and
-# the default one (`bazel run //service:unwind`). Needs valgrind and perf
-# (scripts/requirements.txt). Takes a few minutes.
+# the default one (`bazel run //service:unwind`). Needs valgrind, perf and
+# gcore (scripts/requirements.txt). Takes about four minutes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 work=$(mktemp -d)
@@ -36,6 +36,9 @@ fixture_pids=("${pids[@]}")
 "$bin/service/unwindd" --listen="unix:$work/sock" 2>/dev/null &
 pids+=($!)
 sleep 1
+# `unwind core` of the C fixture, as a crash pipeline runs it.
+gcore -o "$work/core" "${fixture_pids[0]}" >/dev/null 2>&1
+core=$work/core.${fixture_pids[0]}
 
 # Links `unwind` of compilation mode $1 again, with a map (same inputs,
 # same layout) into $work/$1/, then traces its commands there.
@@ -65,6 +68,7 @@ print([a for a in args if a.startswith("@")][-1])' "$dir/aquery.json")
   trace pid_signal pid "${pids[2]}"
   trace pid_deep pid "${pids[3]}"
   trace server --server="unix:$work/sock" pid "${pids[0]}"
+  trace core core "$core"
   # Then the page faults of runs at full speed: what valgrind's slower runs
   # missed (a thread not yet stopped when first polled), and the string
   # functions glibc picks for this CPU rather than valgrind's.
@@ -77,6 +81,7 @@ print([a for a in args if a.startswith("@")][-1])' "$dir/aquery.json")
     faults --help
     for p in "${fixture_pids[@]}"; do faults pid "$p"; done
     faults --server="unix:$work/sock" pid "${pids[0]}"
+    faults core "$core"
   done
   traces+=("$dir/faults.txt")
   args+=(--map "$dir/unwind.map" "${traces[@]}")
