@@ -9,10 +9,11 @@
 #   tools/hot_text/regen.sh
 #
 # The commands: `unwind --help`, `unwind pid` of four fixtures, in process
-# and through an unwindd on a Unix socket, and `unwind core` of a gcore.
+# and through an unwindd on a Unix socket, and `unwind core` and `unwind
+# minidump` of a gcore and a minidump of the C fixture.
 # Traces the optimized build (-c opt, what the speed figures measure) and
 # the default one (`bazel run //service:unwind`). Needs valgrind, perf and
-# gcore (scripts/requirements.txt). Takes about four minutes.
+# gcore (scripts/requirements.txt). Takes about five minutes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 work=$(mktemp -d)
@@ -57,6 +58,9 @@ print([a for a in args if a.startswith("@")][-1])' "$dir/aquery.json")
   (cd "$execroot" && /usr/bin/gcc "$params" -o "$dir/unwind" -Wl,-Map="$dir/unwind.map" 2>"$dir/link.log") ||
     { cat "$dir/link.log" >&2; exit 1; }
 
+  # A minidump of the C fixture, written by the first build traced.
+  [[ -f "$work/mini.dmp" ]] ||
+    "$dir/unwind" pid --minidump="$work/mini.dmp" "${fixture_pids[0]}" >/dev/null 2>&1
   traces=()
   trace() {
     valgrind --tool=lackey --trace-mem=yes --log-file="$dir/trace.$1" "$dir/unwind" "${@:2}" >/dev/null 2>&1 || true
@@ -69,6 +73,7 @@ print([a for a in args if a.startswith("@")][-1])' "$dir/aquery.json")
   trace pid_deep pid "${pids[3]}"
   trace server --server="unix:$work/sock" pid "${pids[0]}"
   trace core core "$core"
+  trace minidump minidump "$work/mini.dmp"
   # Then the page faults of runs at full speed: what valgrind's slower runs
   # missed (a thread not yet stopped when first polled), and the string
   # functions glibc picks for this CPU rather than valgrind's.
@@ -82,6 +87,7 @@ print([a for a in args if a.startswith("@")][-1])' "$dir/aquery.json")
     for p in "${fixture_pids[@]}"; do faults pid "$p"; done
     faults --server="unix:$work/sock" pid "${pids[0]}"
     faults core "$core"
+    faults minidump "$work/mini.dmp"
   done
   traces+=("$dir/faults.txt")
   args+=(--map "$dir/unwind.map" "${traces[@]}")
