@@ -6,7 +6,10 @@ import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+# hot_text.py beside this file in the runfiles; no __pycache__ written
+# into the source tree the runfiles link to.
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hot_text  # noqa: E402
 
 # GNU ld's map format: a short name and its numbers on one line, a long

@@ -67,11 +67,11 @@ print([a for a in args if a.startswith("@")][-1])' "$dir/aquery.json")
     traces+=("$dir/trace.$1")
   }
   trace help --help
-  trace pid_c pid "${pids[0]}"
-  trace pid_cxx pid --json "${pids[1]}"
-  trace pid_signal pid "${pids[2]}"
-  trace pid_deep pid "${pids[3]}"
-  trace server --server="unix:$work/sock" pid "${pids[0]}"
+  trace pid_c pid "${fixture_pids[0]}"
+  trace pid_cxx pid --json "${fixture_pids[1]}"
+  trace pid_signal pid "${fixture_pids[2]}"
+  trace pid_deep pid "${fixture_pids[3]}"
+  trace server --server="unix:$work/sock" pid "${fixture_pids[0]}"
   trace core core "$core"
   trace minidump minidump "$work/mini.dmp"
   # Then the page faults of runs at full speed: what valgrind's slower runs
@@ -85,7 +85,7 @@ print([a for a in args if a.startswith("@")][-1])' "$dir/aquery.json")
   for _ in $(seq 10); do
     faults --help
     for p in "${fixture_pids[@]}"; do faults pid "$p"; done
-    faults --server="unix:$work/sock" pid "${pids[0]}"
+    faults --server="unix:$work/sock" pid "${fixture_pids[0]}"
     faults core "$core"
     faults minidump "$work/mini.dmp"
   done
