@@ -9,11 +9,12 @@
 #   tools/hot_text/regen.sh
 #
 # The commands: `unwind --help`, `unwind pid` of four fixtures, in process
-# and through an unwindd on a Unix socket, and `unwind core` and `unwind
-# minidump` of a gcore and a minidump of the C fixture.
+# and through an unwindd on a Unix socket, `unwind core` and `unwind
+# minidump` of a gcore and a minidump of the C fixture, and `unwind perf`
+# (pprof and text) of a short recording.
 # Traces the optimized build (-c opt, what the speed figures measure) and
 # the default one (`bazel run //service:unwind`). Needs valgrind, perf and
-# gcore (scripts/requirements.txt). Takes about five minutes.
+# gcore (scripts/requirements.txt). Takes about eight minutes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 work=$(mktemp -d)
@@ -26,8 +27,12 @@ trap cleanup EXIT
 
 # C, C++, signal frames, deep recursion: what `unwind pid` meets.
 fixtures=(threads_c_O2_nofp_pie demo_O2_nofp_pie signal_handler_O2_nofp_pie recursion_O2_nofp_pie)
-bazel build //service:unwindd "${fixtures[@]/#/\/\/testdata:}"
+bazel build //service:unwindd //testdata/perf:perf_busy_O2_nofp_pie "${fixtures[@]/#/\/\/testdata:}"
 bin=$(bazel info bazel-bin)
+# `unwind perf` of a short recording of a busy program (~1 MB: lackey's
+# trace of reading it is ~100 MB).
+timeout -s INT 0.4 perf record -q -e cpu-clock -F 300 --call-graph dwarf,8192 \
+  -o "$work/perf.data" -- "$bin/testdata/perf/perf_busy_O2_nofp_pie" >/dev/null 2>&1 || true
 for f in "${fixtures[@]}"; do
   "$bin/testdata/$f" >/dev/null 2>&1 &
   pids+=($!)
@@ -74,6 +79,8 @@ print([a for a in args if a.startswith("@")][-1])' "$dir/aquery.json")
   trace server --server="unix:$work/sock" pid "${fixture_pids[0]}"
   trace core core "$core"
   trace minidump minidump "$work/mini.dmp"
+  trace perf_pprof perf "$work/perf.data" --format=pprof -o /dev/null
+  trace perf_text perf "$work/perf.data" -o /dev/null
   # Then the page faults of runs at full speed: what valgrind's slower runs
   # missed (a thread not yet stopped when first polled), and the string
   # functions glibc picks for this CPU rather than valgrind's.
@@ -88,6 +95,7 @@ print([a for a in args if a.startswith("@")][-1])' "$dir/aquery.json")
     faults --server="unix:$work/sock" pid "${fixture_pids[0]}"
     faults core "$core"
     faults minidump "$work/mini.dmp"
+    faults perf "$work/perf.data" --format=pprof -o /dev/null
   done
   traces+=("$dir/faults.txt")
   args+=(--map "$dir/unwind.map" "${traces[@]}")
