@@ -17,10 +17,15 @@ fixture=$runfiles/testdata/threads_c_O2_nofp_pie
 pages=$runfiles/tools/hot_text/code_pages.py
 work=${TEST_TMPDIR:-$(mktemp -d)}
 
-"$fixture" >/dev/null 2>&1 &
+"$fixture" >"$work/fixture.out" 2>&1 &
 target=$!
 trap 'kill $target 2>/dev/null || true' EXIT
-sleep 0.5
+# It prints "ready" once every thread is parked.
+for _ in $(seq 100); do
+  grep -q '^ready$' "$work/fixture.out" && break
+  sleep 0.1
+done
+grep -q '^ready$' "$work/fixture.out" || { echo "FAIL: the fixture did not get ready"; exit 1; }
 
 valgrind --tool=lackey --trace-mem=yes --log-file="$work/help.trace" "$unwind" --help >/dev/null
 valgrind --tool=lackey --trace-mem=yes --log-file="$work/pid.trace" "$unwind" pid "$target" >"$work/pid.out"
