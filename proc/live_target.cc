@@ -582,16 +582,16 @@ absl::StatusOr<arch::RegisterSet> LiveTarget::UnstoppedRegisters(pid_t tid, Thre
   std::string doing = absl::StrFormat("state %c", stat.ok() ? stat->state : '?');
   if (wchan.ok() && !wchan->empty() && *wchan != "0") absl::StrAppend(&doing, " in ", *wchan);
   const std::string where = TaskPath(pid_, tid, "syscall");
+  const std::string timeout = absl::FormatDuration(stop_timeout_);
   absl::StatusOr<std::string> text = ReadProcFile(pid_, where, 512);
   std::optional<BlockedRegisters> blocked;
   if (text.ok()) blocked = ParseSyscallFile(*text);
   if (!blocked) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "thread %d did not stop within %s (%s), and %s gives no registers (%s)", tid,
-        absl::FormatDuration(stop_timeout_), doing, where,
+        timeout, doing, where,
         text.ok() ? absl::StripAsciiWhitespace(*text) : text.status().message()));
   }
-  const std::string timeout = absl::FormatDuration(stop_timeout_);
   const std::string why =
       ts.held_elsewhere
           ? absl::StrFormat("has not stopped since an earlier unwind waited %s for it", timeout)
