@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -138,6 +139,17 @@ void Unregister(int slot) {
 
 absl::StatusOr<std::unique_ptr<FileMapping>> FileMapping::Map(int fd, uint64_t size,
                                                               absl::string_view name) {
+  return MapOrCopy(fd, size, name, /*copy=*/true);
+}
+
+absl::StatusOr<std::unique_ptr<FileMapping>> FileMapping::MapOnly(int fd, uint64_t size,
+                                                                  absl::string_view name) {
+  return MapOrCopy(fd, size, name, /*copy=*/false);
+}
+
+absl::StatusOr<std::unique_ptr<FileMapping>> FileMapping::MapOrCopy(int fd, uint64_t size,
+                                                                    absl::string_view name,
+                                                                    bool copy) {
   std::unique_ptr<FileMapping> m(new FileMapping());
   m->name_ = std::string(name);
   if (size == 0) return m;
@@ -146,7 +158,9 @@ absl::StatusOr<std::unique_ptr<FileMapping>> FileMapping::Map(int fd, uint64_t s
   }
   absl::Status handler = InstallHandler();
   if (handler.ok()) {
-    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    // Writable only where a library may write (a copy on write); a
+    // read-only mapping of a large file charges no commit for it.
+    void* p = mmap(nullptr, size, copy ? PROT_READ | PROT_WRITE : PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
       return absl::UnavailableError(
           absl::StrCat("mmap ", name, ": ", std::strerror(errno)));
@@ -160,6 +174,11 @@ absl::StatusOr<std::unique_ptr<FileMapping>> FileMapping::Map(int fd, uint64_t s
       return m;
     }
     munmap(p, size);
+  }
+  if (!copy) {
+    return absl::UnavailableError(absl::StrCat(
+        name, ": cannot be mapped safely (", handler.ok() ? "no room to guard it" : handler.message(),
+        ")"));
   }
   // No room in the table (or no handler): a copy cannot fault.
   m->heap_.resize(size);
@@ -204,6 +223,17 @@ void FileMapping::MarkChanged() { marked_.store(true, std::memory_order_relaxed)
 absl::Status FileMapping::Check() const {
   if (!changed()) return absl::OkStatus();
   return absl::DataLossError(absl::StrCat(name_, " changed while it was read"));
+}
+
+void FileMapping::Release(uint64_t offset, uint64_t n) {
+  if (map_length_ == 0 || offset >= size_) return;
+  n = std::min<uint64_t>(n, size_ - offset);
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(data_) + offset;
+  const uintptr_t first = (begin + g_page_size - 1) & ~(g_page_size - 1);
+  const uintptr_t last = (begin + n) & ~(g_page_size - 1);
+  // Private pages nobody wrote: dropped, they read the file again (and a
+  // page the SIGBUS handler replaced reads zeros again).
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 size_t FileMapping::RegisteredForTest() { return g_live.load(std::memory_order_relaxed); }

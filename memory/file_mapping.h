@@ -43,6 +43,11 @@ class FileMapping {
   // UnavailableError if neither works. `name` is for messages.
   static absl::StatusOr<std::unique_ptr<FileMapping>> Map(int fd, uint64_t size,
                                                           absl::string_view name);
+  // As Map, but read-only (mutable_data() must not be written), and
+  // UnavailableError instead of a copy in the heap: for a file too large to
+  // read whole (a perf.data whose stack copies are read in place).
+  static absl::StatusOr<std::unique_ptr<FileMapping>> MapOnly(int fd, uint64_t size,
+                                                              absl::string_view name);
 
   ~FileMapping();
   FileMapping(const FileMapping&) = delete;
@@ -63,12 +68,19 @@ class FileMapping {
   void MarkChanged();
   // OK, or DataLossError("NAME changed while it was read").
   absl::Status Check() const;
+  // Gives back the memory of the whole pages in [offset, offset + n) (a
+  // mapping's pages count in the process's resident set): they are read
+  // from the file again if touched. Nothing for a copy in the heap.
+  void Release(uint64_t offset, uint64_t n);
 
   // For tests: how many mappings the handler knows of now.
   static size_t RegisteredForTest();
 
  private:
   FileMapping() = default;
+  static absl::StatusOr<std::unique_ptr<FileMapping>> MapOrCopy(int fd, uint64_t size,
+                                                                absl::string_view name,
+                                                                bool copy);
 
   std::string name_;
   uint8_t* data_ = nullptr;

@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -132,6 +134,71 @@ TEST(FileMappingTest, FullTableFallsBackToACopy) {
   EXPECT_FALSE(copy.changed());
   held.clear();
   EXPECT_EQ(FileMapping::RegisteredForTest(), 0u);
+}
+
+// MapOnly maps as Map does, and says so instead of copying when the
+// table is full.
+TEST(FileMappingTest, MapOnlyRefusesToCopy) {
+  TempFile f(1);
+  auto first = FileMapping::MapOnly(f.fd(), f.size(), "perf.data");
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(ReadAt((*first)->bytes(), 9), 1);
+  std::vector<std::unique_ptr<FileMapping>> held;
+  absl::Status refused;
+  for (int i = 0; i < 20000 && refused.ok(); ++i) {
+    auto m = FileMapping::MapOnly(f.fd(), f.size(), "perf.data");
+    if (m.ok()) {
+      held.push_back(*std::move(m));
+    } else {
+      refused = m.status();
+    }
+  }
+  EXPECT_TRUE(absl::IsUnavailable(refused)) << refused;
+  EXPECT_NE(refused.message().find("perf.data: cannot be mapped safely"), absl::string_view::npos)
+      << refused;
+  held.clear();
+  first->reset();
+  EXPECT_EQ(FileMapping::RegisteredForTest(), 0u);
+}
+
+// The resident KiB of the mapping that holds `p` (smaps walks the page
+// tables; statm's counters are approximate), or -1.
+long ResidentKib(const void* p) {
+  FILE* f = fopen("/proc/self/smaps", "r");
+  if (f == nullptr) return -1;
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+  char line[512];
+  bool in = false;
+  long kib = -1;
+  while (fgets(line, sizeof(line), f) != nullptr) {
+    unsigned long lo = 0, hi = 0;
+    if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+      in = at >= lo && at < hi;
+    } else if (in && sscanf(line, "Rss: %ld kB", &kib) == 1) {
+      break;
+    }
+  }
+  fclose(f);
+  return kib;
+}
+
+// Released pages leave the resident set and read the file again.
+TEST(FileMappingTest, ReleasedPagesReadTheFileAgain) {
+  const long page = sysconf(_SC_PAGESIZE);
+  TempFile f(64);
+  auto m = FileMapping::MapOnly(f.fd(), f.size(), "f");
+  ASSERT_TRUE(m.ok()) << m.status();
+  const void* data = (*m)->bytes().data();
+  for (size_t i = 0; i < f.size(); i += page) ReadAt((*m)->bytes(), i);
+  EXPECT_EQ(ResidentKib(data), 64 * page / 1024);
+  // Not page-aligned at either end: only the 60 whole pages inside go.
+  (*m)->Release(page / 2, 61 * page);
+  EXPECT_EQ(ResidentKib(data), 4 * page / 1024);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(ReadAt((*m)->bytes(), i * page + 3), i + 1);
+  EXPECT_FALSE((*m)->changed());
+  (*m)->Release(f.size() - 1, 100);  // less than a page, at the end: nothing
+  (*m)->Release(f.size() + 5, 1);    // past the end: nothing
+  EXPECT_EQ(ResidentKib(data), 64 * page / 1024);
 }
 
 // A SIGBUS outside every registered mapping still kills, as it would have

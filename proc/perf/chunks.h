@@ -7,6 +7,8 @@
 // page tables the host shadows, much more), and the walks then read
 // stack copies no copy has brought into the cache, while the whole file
 // counts in the peak RSS (docs/speed.md); and a pipe cannot be mapped.
+// (The exception: large stack copies of large frames, which `unwind perf`
+// leaves in the file and reads in place, service/cli/perf/sample_pipeline.cc.)
 //
 //   ChunkedInput in(source, {.chunk_bytes = 2 << 20, .max_free_chunks = 16});
 //   while (in.Ensure(n)) {           // n bytes at in.data(), or the end

@@ -388,7 +388,7 @@ absl::StatusOr<std::unique_ptr<PerfDataReader>> PerfDataReader::OpenFile(
   std::unique_ptr<PerfDataReader> r;
   if (access == FileAccess::kSparse) {
     absl::StatusOr<std::unique_ptr<PerfDataReader>> sparse =
-        OpenSparseFile(std::move(fd), static_cast<uint64_t>(st.st_size), limits);
+        OpenSparseFile(std::move(fd), static_cast<uint64_t>(st.st_size), limits, path);
     if (!sparse.ok()) {
       return absl::Status(sparse.status().code(),
                           absl::StrCat(path, ": ", sparse.status().message()));

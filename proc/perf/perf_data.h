@@ -32,6 +32,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "memory/file_mapping.h"
 #include "memory/scoped_fd.h"
 #include "proc/perf/compressed.h"
 #include "proc/perf/header.h"
@@ -165,6 +166,10 @@ class PerfDataReader {
   // there (Sample::stack_file_offset; FileAccess::kSparse), valid while the
   // reader lives; -1 otherwise. pread() on it is safe from any thread.
   virtual int stack_file() const { return -1; }
+  // The same file mapped, when it could be: a stack copy left there is read
+  // in place (a walk reads a few words of each frame, not the whole copy).
+  // Valid while the reader lives; null otherwise.
+  virtual const memory::FileMapping* stack_mapping() const { return nullptr; }
 
   // Delivers every record once, in time order. Call once. Input that
   // cannot be followed (a record framing error) is DataLoss naming the

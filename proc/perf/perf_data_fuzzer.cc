@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <functional>
 #include <string_view>
@@ -91,6 +92,18 @@ class Consumer : public EventHandler {
       if (pread(reader_.stack_file(), stack.data(), stack.size(),
                 static_cast<off_t>(s.stack_file_offset)) != static_cast<ssize_t>(stack.size())) {
         stack = "unreadable";
+      }
+      // The same bytes in place, where `unwind perf` reads copies of large
+      // frames: the offset and size come from the file, and must stay
+      // within the mapping.
+      if (const memory::FileMapping* m = reader_.stack_mapping(); m != nullptr) {
+        const absl::Span<const uint8_t> file = m->bytes();
+        const bool inside = s.stack_file_offset <= file.size() &&
+                            stack.size() <= file.size() - s.stack_file_offset;
+        if (inside && stack != "unreadable" &&
+            std::memcmp(stack.data(), file.data() + s.stack_file_offset, stack.size()) != 0) {
+          __builtin_trap();  // the mapping and the file disagree
+        }
       }
     } else {
       stack.assign(reinterpret_cast<const char*>(s.stack_user.span().data()),

@@ -38,17 +38,29 @@ class SparseReader final : public PerfDataReader {
   // How much longer than the last sample's fields a probe reads (a deeper
   // kernel callchain).
   static constexpr size_t kProbeSlack = 256;
+  // The mapping's pages (RSS) are given back in steps of kReleaseStep, up
+  // to kReleaseLag bytes behind the reader: farther back than the samples
+  // the time-order queue and the pipeline hold, as a rule.
+  static constexpr uint64_t kReleaseStep = uint64_t{2} << 20;
+  static constexpr uint64_t kReleaseLag = uint64_t{4} << 20;
 
   SparseReader(Limits limits, memory::ScopedFd fd, uint64_t size)
       : PerfDataReader(limits), fd_(std::move(fd)), size_(size),
         pool_(kChunkBytes, kMaxFreeChunks) {}
 
-  absl::Status Init() {
+  absl::Status Init(absl::string_view name) {
     PreadFileBytes bytes(fd_.get(), size_);
     uint64_t pos = 0, end = 0;
     absl::Status s = InitFromFile(bytes, pos, end);
-    off_ = read_at_ = pos;
+    off_ = read_at_ = released_ = pos;
     data_end_ = end;
+    if (!s.ok()) return s;
+    // Stack copies left in the file are read in place where the file can
+    // be mapped (guarded against truncation: memory/file_mapping.h), and
+    // with pread where it cannot.
+    absl::StatusOr<std::unique_ptr<memory::FileMapping>> m =
+        memory::FileMapping::MapOnly(fd_.get(), size_, name);
+    if (m.ok()) mapping_ = *std::move(m);
     return s;
   }
 
@@ -95,6 +107,15 @@ class SparseReader final : public PerfDataReader {
     return absl::OkStatus();
   }
 
+  // Lets the pages of copies read in place well behind the reader go (a
+  // sample unwound later than that reads them from the file again).
+  void ReleaseBehind() {
+    if (mapping_ == nullptr || off_ < released_ + kReleaseLag + kReleaseStep) return;
+    const uint64_t to = off_ - kReleaseLag;
+    mapping_->Release(released_, to - released_);
+    released_ = to;
+  }
+
   absl::Status SkipPayload(uint64_t n) override {
     const uint64_t at = off_;
     const uint64_t have = std::min<uint64_t>(n, available());
@@ -127,6 +148,7 @@ class SparseReader final : public PerfDataReader {
 
  public:
   int stack_file() const override { return fd_.get(); }
+  const memory::FileMapping* stack_mapping() const override { return mapping_.get(); }
 
  private:
   const uint8_t* data() const { return chunk_.get() + begin_; }
@@ -178,6 +200,7 @@ class SparseReader final : public PerfDataReader {
     stack_offset_ = off_ + at;
     Consume(fields);
     off_ += size;
+    ReleaseBehind();
     // The next sample's fields are probably as long as this one's: probe
     // that much and a little more, and read this record's last fields and
     // that much at once.
@@ -225,6 +248,8 @@ class SparseReader final : public PerfDataReader {
 
   memory::ScopedFd fd_;
   const uint64_t size_;
+  std::unique_ptr<memory::FileMapping> mapping_;  // null: copies are pread
+  uint64_t released_ = 0;  // the mapping's pages before this are released
   ChunkPool pool_;
   std::shared_ptr<uint8_t> chunk_;
   std::shared_ptr<const void> owner_;  // RecordOwner's answer
@@ -242,9 +267,10 @@ class SparseReader final : public PerfDataReader {
 
 absl::StatusOr<std::unique_ptr<PerfDataReader>> OpenSparseFile(memory::ScopedFd fd,
                                                                uint64_t size,
-                                                               Limits limits) {
+                                                               Limits limits,
+                                                               absl::string_view name) {
   auto r = std::make_unique<SparseReader>(limits, std::move(fd), size);
-  absl::Status s = r->Init();
+  absl::Status s = r->Init(name);
   if (!s.ok()) return s;
   return std::unique_ptr<PerfDataReader>(std::move(r));
 }

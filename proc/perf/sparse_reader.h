@@ -9,7 +9,9 @@
 // thread reads everything but the large copies (the record's fields up to the
 // STACK_USER size, then dyn_size and what follows); each sample says where
 // its copy is (Sample::stack_file_offset, valid_stack_size()), and whoever
-// unwinds it reads what it needs with pread, on its own core.
+// unwinds it reads what it needs with pread, on its own core, or in place
+// in the file's mapping (PerfDataReader::stack_mapping), whose pages the
+// reader gives back once they are a few MiB behind it.
 //
 // The records delivered are the records without their copies: a sample's
 // record holds its STACK_USER size field followed at once by dyn_size (and
@@ -24,6 +26,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "memory/scoped_fd.h"
 #include "proc/perf/perf_data.h"
 
@@ -37,10 +40,12 @@ namespace unwindd::proc::perf {
 // no walk reads (a 64 KiB copy of a 20 KiB stack), and are left.
 inline constexpr uint64_t kMinLeftBytes = uint64_t{32} << 10;
 
-// `fd`: a regular file of `size` bytes. Errors as PerfDataReader::OpenFile.
+// `fd`: a regular file of `size` bytes, named `name` in messages. Errors
+// as PerfDataReader::OpenFile.
 absl::StatusOr<std::unique_ptr<PerfDataReader>> OpenSparseFile(memory::ScopedFd fd,
                                                                uint64_t size,
-                                                               Limits limits);
+                                                               Limits limits,
+                                                               absl::string_view name);
 
 }  // namespace unwindd::proc::perf
 

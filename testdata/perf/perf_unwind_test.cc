@@ -390,13 +390,21 @@ std::vector<ScriptSample> CliPerfScript(const std::string& dir, const std::strin
 }
 
 struct Case {
-  std::string fixture;  // under testdata/perf/
+  std::string fixture;  // under testdata/perf/, or a path under testdata/
   Mode mode;
   std::vector<std::string> extra = {};  // perf record options
   std::string tag = "";
+  std::vector<std::string> args = {};  // the fixture's
+
+  std::string Path() const {
+    return harness::FixturePath(
+        absl::StrContains(fixture, '/') ? fixture : absl::StrCat("perf/", fixture));
+  }
 
   std::string Name() const {
-    return absl::StrCat(fixture, mode == Mode::kPipe ? "_pipe" : "_file", tag);
+    const size_t slash = fixture.rfind('/');
+    return absl::StrCat(slash == std::string::npos ? fixture : fixture.substr(slash + 1),
+                        mode == Mode::kPipe ? "_pipe" : "_file", tag);
   }
 };
 
@@ -407,9 +415,10 @@ TEST_P(PerfUnwindTest, EverySampleMatchesPerfScript) {
   if (!reason.empty()) GTEST_SKIP() << reason;
   const Case& c = GetParam();
   const std::string dir = ::testing::TempDir();
+  std::vector<std::string> argv = {c.Path()};
+  argv.insert(argv.end(), c.args.begin(), c.args.end());
   absl::StatusOr<std::string> data = proc::perf::testing::RecordWithPerf(
-      {harness::FixturePath(absl::StrCat("perf/", c.fixture))}, dir, c.Name(), c.mode,
-      absl::Seconds(1.5), c.extra);
+      argv, dir, c.Name(), c.mode, absl::Seconds(1.5), c.extra);
   ASSERT_TRUE(data.ok()) << data.status();
   absl::StatusOr<std::string> text =
       // perf script cuts every callchain (kernel + user) at
@@ -677,7 +686,17 @@ INSTANTIATE_TEST_SUITE_P(
                            "_threads"},
                       // Each thread's file its own compressed stream.
                       Case{"perf_busy_O2_nofp_pie", Mode::kFile, {"--threads", "-z"},
-                           "_threads_zstd"}),
+                           "_threads_zstd"},
+                      // Stack copies of 64 KiB, frames of 2 KiB: `unwind perf`
+                      // leaves the copies in the file and, after a thread's
+                      // first walk, reads them in place in its mapping
+                      // (service/cli/perf/sample_pipeline.cc). Two threads
+                      // 8 to 40 frames deep: some walks end at the copy's end.
+                      Case{"bench/corpus/corpus_c_O2_nofp_pie",
+                           Mode::kFile,
+                           {"--call-graph", "dwarf,65528"},
+                           "_2k_frames",
+                           {"2", "8", "40", "2048"}}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.Name(); });
 
 }  // namespace

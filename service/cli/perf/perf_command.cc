@@ -79,6 +79,7 @@ int RunPerf(const Command& cmd, const std::atomic<bool>* cancel) {
   options.write_text = [&sink](absl::string_view text) { sink->AddText(text); };
   options.unwind.cancel = cancel;
   options.stack_file = (*reader)->stack_file();
+  options.stack_mapping = (*reader)->stack_mapping();
   options.inline_single_job = true;  // a file waits; a live sampler cannot
   SamplePipeline pipeline(options, [&sink](UnwoundSample& s) { sink->Add(s); });
   SampleReader handler({cmd.pids, cmd.tids, cmd.comms}, (*reader)->attrs(),

@@ -40,6 +40,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "arch/register_set.h"
+#include "memory/file_mapping.h"
 #include "proc/snapshot_target.h"
 #include "service/cli/perf_script/text_buffer.h"
 #include "unwinder/address_space.h"
@@ -132,7 +133,17 @@ struct PipelineOptions {
   // The file samples' stack copies are read from (UnwoundSample::
   // stack_file_offset); -1 if none is. Not owned.
   int stack_file = -1;
+  // The same file mapped (PerfDataReader::stack_mapping), if it is: then
+  // the copies are read in place, not with pread. Not owned.
+  const memory::FileMapping* stack_mapping = nullptr;
 };
+
+// The bytes [offset, offset + size) of a stack copy left in a mapped
+// file, or those of them still in the file: where the file shrank under
+// the mapping (the pages past its new end read as zeros), the copy ends
+// where its intact bytes do, as a pread of it would.
+absl::Span<const uint8_t> IntactCopy(const memory::FileMapping& file, uint64_t offset,
+                                     uint64_t size);
 
 class SamplePipeline {
  public:

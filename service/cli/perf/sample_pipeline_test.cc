@@ -6,6 +6,7 @@
 #include "service/cli/perf/sample_pipeline.h"
 
 #include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "arch/register_set.h"
 #include "gtest/gtest.h"
+#include "memory/file_mapping.h"
 #include "memory/scoped_fd.h"
 #include "proc/snapshot_target.h"
 
@@ -235,6 +237,40 @@ TEST(SamplePipelineInlineTest, WritesOnTheCommittingThreadBeforeCommitReturns) {
   }
   pipeline.Finish();
   EXPECT_EQ(written, 10u);
+}
+
+// A stack copy read in place ends where the file's intact bytes do once
+// the file shrank under its mapping (the pages past its new end read as
+// zeros there), as a pread of it would end.
+TEST(IntactCopyTest, EndsWhereTheFileNowEnds) {
+  const long page = sysconf(_SC_PAGESIZE);
+  const std::string path = absl::StrCat(testing::TempDir(), "/intact_copy.data");
+  {
+    std::vector<uint8_t> bytes(8 * page, 0x5a);
+    memory::ScopedFd out(open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    ASSERT_EQ(write(out.get(), bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  }
+  memory::ScopedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  auto m = memory::FileMapping::MapOnly(fd.get(), 8 * page, path);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const memory::FileMapping& file = **m;
+  // A copy of 4 pages from page 2, and one that runs past the end.
+  absl::Span<const uint8_t> copy = IntactCopy(file, 2 * page, 4 * page);
+  EXPECT_EQ(copy.data(), file.bytes().data() + 2 * page);
+  EXPECT_EQ(copy.size(), 4u * page);
+  EXPECT_EQ(IntactCopy(file, 7 * page, 4 * page).size(), 1u * page);
+  EXPECT_TRUE(IntactCopy(file, 9 * page, 16).empty());
+  // Cut at page 4, and read page 5 (a walk reading the copy): zeros, and
+  // the copy now ends at page 5, the first page read as zeros (page 4 was
+  // not read: no walk saw its zeros).
+  ASSERT_EQ(truncate(path.c_str(), 4 * page), 0);
+  EXPECT_EQ(static_cast<const volatile uint8_t*>(copy.data())[3 * page], 0);
+  EXPECT_TRUE(file.changed());
+  copy = IntactCopy(file, 2 * page, 4 * page);
+  EXPECT_EQ(copy.size(), 3u * page);
+  EXPECT_EQ(copy[0], 0x5a);
+  EXPECT_TRUE(IntactCopy(file, 5 * page, 16).empty());
+  unlink(path.c_str());
 }
 
 }  // namespace
