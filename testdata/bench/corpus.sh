@@ -18,7 +18,10 @@
 # batches of 64, the mapping tables once), every answer checked against an
 # in-process unwind of the same sample: samples per CPU-second of the
 # server (utime + stime; the median of RUNS passes after a warm-up pass)
-# and its µs per sample. Last, one line of scaling: the largest recording
+# and its µs per sample; beside it the same samples' floors, what any
+# server costs for their bytes: unwindd answering each with an error
+# without unwinding it (perf_replay --floor) and a process that only reads
+# them from a plain Unix socket (--socket-floor). Last, one line of scaling: the largest recording
 # read with --jobs=2 on both cores against all its threads on one
 # (taskset -c 0), wall time. Keeps OUT_DIR's recordings for the caller.
 #
@@ -133,9 +136,10 @@ service/unwindd --listen="unix:$server_dir/unwindd.sock" --request-log=none \
 server_pid=$!
 for _ in $(seq 200); do [[ -S "$server_dir/unwindd.sock" ]] && break; sleep 0.05; done
 
-printf '%-15s %6s %7s | %9s %9s %6s | %9s %6s | %7s %7s %7s | %7s %7s %7s | %9s %7s\n' \
+printf '%-15s %6s %7s | %9s %9s %6s | %9s %6s | %7s %7s %7s | %7s %7s %7s | %9s %7s | %9s %9s\n' \
   recording MB samples "ours ms" "perf ms" "x perf" "cat ms" "x cat" \
-  "flt us" "flt perf" "flt cat" "rss us" "rss prf" "rss cat" "srv smp/s" "srv us"
+  "flt us" "flt perf" "flt cat" "rss us" "rss prf" "rss cat" "srv smp/s" "srv us" \
+  "floor s/s" "sock s/s"
 for name in "${names[@]}"; do
   f="$OUT/$name.data"
   samples=$(service/unwind perf "$f" --format=json -o - 2>/dev/null | grep -c '"pid"' || true)
@@ -147,20 +151,31 @@ for name in "${names[@]}"; do
   srv=$("$B/perf_replay" --server="unix:$server_dir/unwindd.sock" --server-pid="$server_pid" \
     --check --passes="$RUNS" "$f" 2>"$OUT/$name.replay.err" | sed -n 's/^result //p' || true)
   [[ -z "$srv" ]] && sed 's/^/  /' "$OUT/$name.replay.err" >&2
-  awk -v name="$name" -v mb="$(( $(stat -c %s "$f") / 1048576 ))" -v n="$samples" -v srv="$srv" '
+  # The floors: the same samples answered without being unwound, and only
+  # read from a socket.
+  floor=$("$B/perf_replay" --server="unix:$server_dir/unwindd.sock" --server-pid="$server_pid" \
+    --floor --passes="$RUNS" "$f" 2>>"$OUT/$name.replay.err" |
+    sed -n 's/^result .*samples_per_server_cpu_s=\([0-9]*\).*/\1/p' || true)
+  sock=$("$B/perf_replay" --socket-floor --passes="$RUNS" "$f" 2>>"$OUT/$name.replay.err" |
+    sed -n 's/^result .*samples_per_server_cpu_s=\([0-9]*\).*/\1/p' || true)
+  awk -v name="$name" -v mb="$(( $(stat -c %s "$f") / 1048576 ))" -v n="$samples" -v srv="$srv" \
+    -v floor="${floor:-fail}" -v sock="${sock:-fail}" '
     { for (i = 1; i < NF; i += 2) v[NR, $i] = $(i + 1) }
     END {
       o = v[1, "cpu_us"] / 1000; p = v[2, "cpu_us"] / 1000; c = v[3, "cpu_us"] / 1000
       split(srv, kv, " "); for (i in kv) { split(kv[i], e, "="); s[e[1]] = e[2] }
-      printf "%-15s %6d %7d | %9.1f %9.1f %5.1fx | %9.1f %5.2fx | %7d %7d %7d | %7d %7d %7d | %9s %7s\n",
+      printf "%-15s %6d %7d | %9.1f %9.1f %5.1fx | %9.1f %5.2fx | %7d %7d %7d | %7d %7d %7d | %9s %7s | %9s %9s\n",
         name, mb, n, o, p, p / o, c, o / c, v[1, "faults"], v[2, "faults"], v[3, "faults"],
         v[1, "maxrss_kb"] / 1024, v[2, "maxrss_kb"] / 1024, v[3, "maxrss_kb"] / 1024,
-        srv == "" ? "fail" : s["samples_per_server_cpu_s"], srv == "" ? "fail" : s["server_us_per_sample"]
+        srv == "" ? "fail" : s["samples_per_server_cpu_s"], srv == "" ? "fail" : s["server_us_per_sample"],
+        floor, sock
     }' "$OUT/w"
 done
 echo "(CPU: median of $RUNS runs, user + system; flt: minor page faults; rss: peak RSS, MiB;"
 echo " srv: through unwindd by perf_replay, samples per server CPU-second and server µs per"
-echo " sample, median of $RUNS passes after a warm-up; every answer checked against in-process)"
+echo " sample, median of $RUNS passes after a warm-up; every answer checked against in-process;"
+echo " floor: the same samples answered by unwindd without being unwound, samples per server"
+echo " CPU-second; sock: only read from a plain Unix socket, samples per reader CPU-second)"
 
 # Scaling on the largest recording: `--jobs=2` free on both cores and with
 # every thread on one (taskset -c 0), taken in turn, wall time, median of
