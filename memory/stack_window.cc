@@ -1,6 +1,7 @@
 #include "memory/stack_window.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace unwindd::memory {
 namespace {
@@ -20,7 +21,26 @@ StackWindow::StackWindow(Memory& inner, uint64_t sp) : inner_(inner), sp_(sp) {
     data_ = held.bytes.data();
     start_ = held.start;
     size_ = held.bytes.size();
+    // The copy may go on in a second piece of its own.
+    const uint64_t end = start_ + size_;
+    if (HeldBytes next = inner.HeldBytesAt(end);
+        end > start_ && next.start == end && !next.bytes.empty()) {
+      other_data_ = next.bytes.data();
+      other_start_ = next.start;
+      other_size_ = next.bytes.size();
+    }
   }
+}
+
+bool StackWindow::InOther(uint64_t addr, uint64_t size) const {
+  const uint64_t off = addr - other_start_;
+  return off < other_size_ && other_size_ - off >= size;
+}
+
+void StackWindow::SwapPieces() {
+  std::swap(data_, other_data_);
+  std::swap(start_, other_start_);
+  std::swap(size_, other_size_);
 }
 
 uint64_t StackWindow::FirstReadEnd(uint64_t sp, uint64_t lo, uint64_t hi,
@@ -98,6 +118,12 @@ void StackWindow::Grow(uint64_t addr) {
 
 bool StackWindow::ReadWordSlow(uint64_t addr, int size, uint64_t* out) {
   if (size != 4 && size != 8) return false;
+  // In the held copy's other piece: read from it from now on (a walk goes
+  // up the stack, so it changes pieces once).
+  if (InOther(addr, size)) {
+    SwapPieces();
+    return ReadWordFast(addr, size, out);
+  }
   // Read grows the window when addr is above it.
   uint8_t buf[8] = {};
   if (!ReadFully(addr, absl::MakeSpan(buf, size)).ok()) return false;
@@ -110,26 +136,36 @@ bool StackWindow::ReadWordSlow(uint64_t addr, int size, uint64_t* out) {
 size_t StackWindow::Read(uint64_t addr, absl::Span<uint8_t> dst) {
   if (dst.empty()) return 0;
   if (growable_ && addr >= start_) Grow(addr + dst.size() - 1);
-  const uint64_t off = addr - start_;
-  if (off < size_) {
-    // The window's part, then whatever lies beyond it.
-    size_t n = std::min<uint64_t>(dst.size(), size_ - off);
-    std::memcpy(dst.data(), data_ + off, n);
-    high_ = std::max(high_, off + n);
+  for (int piece = 0; piece < 2; ++piece) {
+    const uint8_t* const data = piece == 0 ? data_ : other_data_;
+    const uint64_t start = piece == 0 ? start_ : other_start_;
+    const uint64_t size = piece == 0 ? size_ : other_size_;
+    const uint64_t off = addr - start;
+    if (off >= size) continue;
+    // The piece's part, then whatever lies beyond it: the other piece, or
+    // the memory beneath.
+    size_t n = std::min<uint64_t>(dst.size(), size - off);
+    std::memcpy(dst.data(), data + off, n);
+    high_ = std::max(high_, addr + n);
     if (n == dst.size()) return n;
+    if (!HeldBytesAt(addr + n).bytes.empty()) return n + Read(addr + n, dst.subspan(n));
     return n + inner_.Read(addr + n, dst.subspan(n));
   }
   // Below the window (a red zone under sp), or nothing is held: never hide
   // window bytes behind a read from beneath.
-  if (addr < start_ && size_ > 0 && start_ - addr < dst.size()) {
-    dst = dst.first(start_ - addr);
+  const uint64_t low = other_size_ > 0 ? std::min(start_, other_start_) : start_;
+  if (addr < low && size_ > 0 && low - addr < dst.size()) {
+    dst = dst.first(low - addr);
   }
   return inner_.Read(addr, dst);
 }
 
 Memory::HeldBytes StackWindow::HeldBytesAt(uint64_t addr) {
-  if (addr - start_ >= size_) return {};
-  return {start_, absl::MakeConstSpan(data_, size_)};
+  if (addr - start_ < size_) return {start_, absl::MakeConstSpan(data_, size_)};
+  if (addr - other_start_ < other_size_) {
+    return {other_start_, absl::MakeConstSpan(other_data_, other_size_)};
+  }
+  return {};
 }
 
 }  // namespace unwindd::memory

@@ -12,7 +12,9 @@
 //   ApplyRow(row, regs, stack, bias);              // it is a Memory too
 //
 // If the memory beneath already holds the stack as one flat copy (a
-// snapshot: Memory::HeldBytesAt), the window is that copy, used in place.
+// snapshot: Memory::HeldBytesAt), the window is that copy, used in place;
+// a copy held in two pieces (a server's received message split between
+// two buffers) is read from whichever piece holds each word.
 // Addresses are the target's. Valid while the target does not run (a
 // stopped thread, a core, a snapshot); one unwind at a time.
 #ifndef UNWINDD_MEMORY_STACK_WINDOW_H_
@@ -57,7 +59,7 @@ class StackWindow final : public Memory {
              uint64_t capacity, uint64_t filled);
   // One past the highest window byte read so far (0 if none): the next
   // unwind's top_hint.
-  uint64_t highest_read() const { return high_ == 0 ? 0 : start_ + high_; }
+  uint64_t highest_read() const { return high_; }
   // The mark highest_read() is made from, to put back after reads that
   // were only a check (a replayed walk's, unwinder/walk_replay.h).
   uint64_t high_mark() const { return high_; }
@@ -68,7 +70,7 @@ class StackWindow final : public Memory {
   bool ReadWordFast(uint64_t addr, int size, uint64_t* out) {
     const uint64_t off = addr - start_;
     if (off < size_ && size_ - off >= static_cast<uint64_t>(size)) {
-      high_ = std::max(high_, off + size);
+      high_ = std::max(high_, addr + size);
       if (size == 8) {
         std::memcpy(out, data_ + off, 8);
       } else {
@@ -89,6 +91,10 @@ class StackWindow final : public Memory {
 
  private:
   bool ReadWordSlow(uint64_t addr, int size, uint64_t* out);
+  // Whether [addr, addr + size) lies in the held copy's other piece.
+  bool InOther(uint64_t addr, uint64_t size) const;
+  // Makes the other piece the one read now.
+  void SwapPieces();
   // Extends the copy upward so that it covers `addr` (best effort).
   void Grow(uint64_t addr);
 
@@ -97,10 +103,16 @@ class StackWindow final : public Memory {
   uint64_t hi_ = 0;
   std::unique_ptr<uint8_t[]> owned_;
   uint64_t capacity_ = 0;
+  // The piece read now: the whole window, or of a copy held in two
+  // pieces the one the last word came from.
   const uint8_t* data_ = nullptr;
   uint64_t start_ = 0;  // target address of data_[0]
   uint64_t size_ = 0;   // bytes valid in data_
-  uint64_t high_ = 0;   // offset one past the highest byte read
+  // A held copy's other piece (none: other_size_ 0); the two are adjacent.
+  const uint8_t* other_data_ = nullptr;
+  uint64_t other_start_ = 0;
+  uint64_t other_size_ = 0;
+  uint64_t high_ = 0;   // address one past the highest byte read (0: none)
   bool growable_ = false;
   uint64_t copied_ = 0;
 };

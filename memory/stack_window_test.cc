@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <cstring>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -199,6 +200,95 @@ TEST(StackWindowTest, UsesAHeldCopyInPlace) {
   EXPECT_EQ(w.bytes_copied(), 0u);
   EXPECT_FALSE(w.ReadWordFast(0x703c, 8, &v));  // runs off the copy
   EXPECT_EQ(w.HeldBytesAt(0x7020).start, 0x7000u);
+}
+
+// A memory that holds the stack in two adjacent pieces (a server's
+// received message split between two buffers).
+class TwoPieceMemory final : public Memory {
+ public:
+  TwoPieceMemory(uint64_t start, std::vector<uint8_t> head, std::vector<uint8_t> tail)
+      : start_(start), head_(std::move(head)), tail_(std::move(tail)) {}
+  size_t Read(uint64_t addr, absl::Span<uint8_t> dst) override {
+    ++reads;
+    HeldBytes h = HeldBytesAt(addr);
+    if (h.bytes.empty()) return 0;
+    size_t n = std::min<uint64_t>(dst.size(), h.bytes.size() - (addr - h.start));
+    std::copy_n(h.bytes.begin() + (addr - h.start), n, dst.begin());
+    return n;
+  }
+  HeldBytes HeldBytesAt(uint64_t addr) override {
+    if (addr >= start_ && addr - start_ < head_.size()) {
+      return {start_, absl::MakeConstSpan(head_)};
+    }
+    const uint64_t tail_start = start_ + head_.size();
+    if (addr >= tail_start && addr - tail_start < tail_.size()) {
+      return {tail_start, absl::MakeConstSpan(tail_)};
+    }
+    return {};
+  }
+  int reads = 0;
+
+ private:
+  uint64_t start_;
+  std::vector<uint8_t> head_;
+  std::vector<uint8_t> tail_;
+};
+
+// Every word of a copy held in two pieces reads as from one copy: from
+// either piece in place, across the cut, and back down again.
+TEST(StackWindowTest, UsesACopyHeldInTwoPiecesInPlace) {
+  std::vector<uint8_t> bytes(96);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i);
+  for (size_t cut : {1, 20, 44, 95}) {
+    SCOPED_TRACE(cut);
+    TwoPieceMemory held(0x7000, std::vector<uint8_t>(bytes.begin(), bytes.begin() + cut),
+                        std::vector<uint8_t>(bytes.begin() + cut, bytes.end()));
+    StackWindow w(held, 0x7000);
+    w.ReadAhead(0x6000, 0x8000);
+    EXPECT_TRUE(w.holds_copy());
+    uint64_t want = 0;
+    for (uint64_t off : {0, 16, 40, 88, 3, 60, 41}) {
+      std::memcpy(&want, bytes.data() + off, 8);
+      uint64_t v = 0;
+      ASSERT_TRUE(w.ReadWordFast(0x7000 + off, 8, &v)) << off;
+      EXPECT_EQ(v, want) << off;
+      uint32_t v4 = 0;
+      uint64_t v32 = 0;
+      ASSERT_TRUE(w.ReadWordFast(0x7000 + off, 4, &v32)) << off;
+      std::memcpy(&v4, bytes.data() + off, 4);
+      EXPECT_EQ(v32, v4) << off;
+    }
+    // Whole reads across the cut, and off the end.
+    std::vector<uint8_t> all(96);
+    EXPECT_EQ(w.Read(0x7000, absl::MakeSpan(all)), 96u);
+    EXPECT_EQ(all, bytes);
+    uint64_t v = 0;
+    EXPECT_FALSE(w.ReadWordFast(0x705c, 8, &v));  // runs off the copy
+    EXPECT_EQ(w.highest_read(), 0x7060u);
+    EXPECT_EQ(w.bytes_copied(), 0u);
+    EXPECT_EQ(w.HeldBytesAt(0x7000 + cut).start, 0x7000 + cut);
+    EXPECT_EQ(w.HeldBytesAt(0x7000).start, 0x7000u);
+  }
+}
+
+// The highest byte read is an address, the same whichever piece a word
+// came from, and a check's reads can be taken back.
+TEST(StackWindowTest, HighestReadAcrossPieces) {
+  std::vector<uint8_t> bytes(64, 0);
+  TwoPieceMemory held(0x7000, std::vector<uint8_t>(bytes.begin(), bytes.begin() + 32),
+                      std::vector<uint8_t>(bytes.begin() + 32, bytes.end()));
+  StackWindow w(held, 0x7000);
+  uint64_t v = 0;
+  ASSERT_TRUE(w.ReadWordFast(0x7008, 8, &v));
+  EXPECT_EQ(w.highest_read(), 0x7010u);
+  const uint64_t mark = w.high_mark();
+  ASSERT_TRUE(w.ReadWordFast(0x7030, 8, &v));
+  EXPECT_EQ(w.highest_read(), 0x7038u);
+  w.reset_high_mark(mark);
+  EXPECT_EQ(w.highest_read(), 0x7010u);
+  ASSERT_TRUE(w.ReadWordFast(0x7000, 8, &v));  // back in the first piece
+  EXPECT_EQ(w.highest_read(), 0x7010u);
+  EXPECT_EQ(held.reads, 0);
 }
 
 }  // namespace

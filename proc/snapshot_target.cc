@@ -26,9 +26,11 @@ class SnapshotMemory final : public memory::Memory {
       : mappings_(mappings) {}
 
   void SetSample(uint64_t stack_address, absl::Span<const uint8_t> stack,
-                 memory::Memory* process, uint64_t unloaded_end) {
+                 absl::Span<const uint8_t> tail, memory::Memory* process,
+                 uint64_t unloaded_end) {
     stack_address_ = stack_address;
     stack_ = stack;
+    tail_ = tail;
     process_ = process;
     unloaded_end_ = unloaded_end;
     missed_ = false;
@@ -37,11 +39,17 @@ class SnapshotMemory final : public memory::Memory {
 
   size_t Read(uint64_t addr, absl::Span<uint8_t> dst) override {
     if (dst.empty()) return 0;
-    // 1. The stack copy.
-    const uint64_t stack_end = stack_address_ + stack_.size();
-    if (addr >= stack_address_ && addr < stack_end) {
-      size_t n = std::min<uint64_t>(dst.size(), stack_end - addr);
+    // 1. The stack copy: its first piece, then its tail.
+    const uint64_t head_end = stack_address_ + stack_.size();
+    const uint64_t stack_end = head_end + tail_.size();
+    if (addr >= stack_address_ && addr < head_end) {
+      size_t n = std::min<uint64_t>(dst.size(), head_end - addr);
       std::memcpy(dst.data(), &stack_[addr - stack_address_], n);
+      return n;
+    }
+    if (addr >= head_end && addr < stack_end) {
+      size_t n = std::min<uint64_t>(dst.size(), stack_end - addr);
+      std::memcpy(dst.data(), &tail_[addr - head_end], n);
       return n;
     }
     // The rest of the sample's stack, not loaded (SnapshotSample::stack_end).
@@ -50,7 +58,7 @@ class SnapshotMemory final : public memory::Memory {
       return 0;
     }
     // Nothing else may hide bytes of the stack copy that follow addr.
-    if (!stack_.empty() && addr < stack_address_ &&
+    if (stack_end > stack_address_ && addr < stack_address_ &&
         stack_address_ - addr < dst.size()) {
       dst = dst.first(stack_address_ - addr);
     }
@@ -84,10 +92,13 @@ class SnapshotMemory final : public memory::Memory {
 
   // Valid until the next sample (an unwind never spans two).
   HeldBytes HeldBytesAt(uint64_t addr) override {
-    if (addr < stack_address_ || addr - stack_address_ >= stack_.size()) {
-      return {};
+    if (addr < stack_address_) return {};
+    const uint64_t off = addr - stack_address_;
+    if (off < stack_.size()) return {stack_address_, stack_};
+    if (off - stack_.size() < tail_.size()) {
+      return {stack_address_ + stack_.size(), tail_};
     }
-    return {stack_address_, stack_};
+    return {};
   }
 
  private:
@@ -113,6 +124,7 @@ class SnapshotMemory final : public memory::Memory {
   const std::vector<SnapshotMapping>& mappings_;
   uint64_t stack_address_ = 0;
   absl::Span<const uint8_t> stack_;
+  absl::Span<const uint8_t> tail_;
   memory::Memory* process_ = nullptr;
   uint64_t unloaded_end_ = 0;
   bool missed_ = false;
@@ -141,7 +153,8 @@ class SnapshotTargetImpl final : public SnapshotTarget {
       return absl::InvalidArgumentError(
           "the registers must include the program counter and stack pointer");
     }
-    if (sample.stack_address + sample.stack.size() < sample.stack_address) {
+    const uint64_t size = sample.stack.size() + sample.stack_tail.size();
+    if (sample.stack_address + size < sample.stack_address) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "the stack copy at 0x%x wraps around the address space",
           sample.stack_address));
@@ -149,7 +162,7 @@ class SnapshotTargetImpl final : public SnapshotTarget {
     has_sample_ = true;
     tid_ = sample.tid;
     registers_ = sample.registers;  // of arch_, checked above
-    memory_.SetSample(sample.stack_address, sample.stack, sample.process,
+    memory_.SetSample(sample.stack_address, sample.stack, sample.stack_tail, sample.process,
                       sample.stack_end);
     return absl::OkStatus();
   }
@@ -158,7 +171,7 @@ class SnapshotTargetImpl final : public SnapshotTarget {
     has_sample_ = false;
     tid_ = 0;
     registers_.Clear();  // still of arch_: only SetSample assigns it
-    memory_.SetSample(0, {}, nullptr, 0);
+    memory_.SetSample(0, {}, {}, nullptr, 0);
   }
   bool stack_missed() const override { return memory_.missed(); }
 

@@ -131,6 +131,10 @@ struct SnapshotSample {
   // nothing else and noted (SnapshotTarget::stack_missed), so the caller
   // can load the rest and unwind again.
   uint64_t stack_end = 0;
+  // The copy's bytes after `stack`'s last, when it came in two pieces (a
+  // server's received message, split between two of its buffers): the
+  // copy is `stack` then `stack_tail`, read in place.
+  absl::Span<const uint8_t> stack_tail;
 };
 
 // A Target over fixed mappings whose one thread is replaced sample by

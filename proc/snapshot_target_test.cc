@@ -142,6 +142,40 @@ TEST(SnapshotTargetTest, ProcessMemoryIsPerSample) {
   EXPECT_TRUE(Read(**t, kStack + 64, 8).empty());
 }
 
+// A stack copy in two pieces reads as one: each piece held in place, a
+// read across the cut, the unloaded rest after both.
+TEST(SnapshotTargetTest, StackCopyInTwoPieces) {
+  constexpr uint64_t kStack = 0x7fff12340000;
+  absl::StatusOr<std::unique_ptr<SnapshotTarget>> t =
+      SnapshotTarget::Create(arch::Arch::kX86_64, 1, {});
+  ASSERT_TRUE(t.ok());
+  std::vector<uint8_t> whole(48);
+  for (size_t i = 0; i < whole.size(); ++i) whole[i] = static_cast<uint8_t>(i + 1);
+  SnapshotSample s{1, Regs(0x1000, kStack), kStack,
+                   absl::MakeConstSpan(whole).first(20), nullptr, kStack + 64};
+  s.stack_tail = absl::MakeConstSpan(whole).subspan(20);
+  ASSERT_TRUE((*t)->SetSample(s).ok());
+  EXPECT_EQ(Read(**t, kStack, 48), whole);
+  EXPECT_EQ(Read(**t, kStack + 16, 8),
+            std::vector<uint8_t>(whole.begin() + 16, whole.begin() + 24));
+  memory::Memory::HeldBytes head = (*t)->memory().HeldBytesAt(kStack + 19);
+  EXPECT_EQ(head.start, kStack);
+  EXPECT_EQ(head.bytes.data(), whole.data());
+  EXPECT_EQ(head.bytes.size(), 20u);
+  memory::Memory::HeldBytes tail = (*t)->memory().HeldBytesAt(kStack + 20);
+  EXPECT_EQ(tail.start, kStack + 20);
+  EXPECT_EQ(tail.bytes.data(), whole.data() + 20);
+  EXPECT_EQ(tail.bytes.size(), 28u);
+  EXPECT_TRUE((*t)->memory().HeldBytesAt(kStack + 48).bytes.empty());
+  EXPECT_FALSE((*t)->stack_missed());
+  EXPECT_TRUE(Read(**t, kStack + 48, 8).empty());  // loaded no further
+  EXPECT_TRUE((*t)->stack_missed());
+  // A copy whose pieces together wrap is refused.
+  s.stack_address = ~uint64_t{0} - 30;
+  s.registers = Regs(0x1000, s.stack_address);
+  EXPECT_EQ((*t)->SetSample(s).code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(SnapshotRegsTest, PerfX86_64) {
   // AX, SP, IP, FLAGS and R15: bits 0, 7, 8, 9, 23.
   uint64_t mask = (1u << 0) | (1u << 7) | (1u << 8) | (1u << 9) | (1u << 23);

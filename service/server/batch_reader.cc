@@ -43,6 +43,7 @@ bool ReceivedBatch::Parse(std::vector<grpc::Slice> slices) {
   for (const grpc::Slice& s : slices_) left_ += s.size();
   batch_.Clear();  // keeps the samples' objects and their strings' room
   stacks_.clear();
+  split_count_ = 0;
   gathered_count_ = 0;
   rest_.clear();
   if (Walk()) return true;
@@ -64,8 +65,8 @@ bool ReceivedBatch::ParseWhole() {
     // Moved out, so that the batch's samples look the same either way.
     gathered_[i].clear();
     gathered_[i].swap(*batch_.mutable_samples(i)->mutable_stack());
-    stacks_.emplace_back(reinterpret_cast<const uint8_t*>(gathered_[i].data()),
-                         gathered_[i].size());
+    stacks_.emplace_back(absl::MakeConstSpan(
+        reinterpret_cast<const uint8_t*>(gathered_[i].data()), gathered_[i].size()));
   }
   return true;
 }
@@ -91,7 +92,7 @@ bool ReceivedBatch::WalkSample(uint64_t size) {
   const uint64_t end = left_ - size;  // left_ once the sample is read
   const size_t index = stacks_.size();
   if (gathered_.size() <= index) gathered_.resize(index + 1);
-  absl::Span<const uint8_t> stack;
+  StackCopy stack;
   sample_rest_.clear();
   while (left_ > end) {
     tag_bytes_.clear();
@@ -170,23 +171,35 @@ bool ReceivedBatch::Copy(uint64_t n, std::string* out) {
   return true;
 }
 
-bool ReceivedBatch::Take(uint64_t n, std::string* scratch, absl::Span<const uint8_t>* out) {
+bool ReceivedBatch::Take(uint64_t n, std::string* scratch, StackCopy* out) {
   if (n > left_) return false;
-  if (n == 0) {
-    *out = {};
-    return true;
-  }
-  NextSlice();
-  if (static_cast<uint64_t>(end_ - p_) >= n) {
-    *out = absl::MakeConstSpan(p_, n);
+  *out = {};
+  if (n == 0) return true;
+  NextSlice();  // there is one with bytes: n <= what was left
+  const uint64_t here = static_cast<uint64_t>(end_ - p_);
+  if (here >= n) {
+    out->head = absl::MakeConstSpan(p_, n);
     p_ += n;
     left_ -= n;
+    return true;
+  }
+  // Split where this slice ends: the rest in place too when the next slice
+  // holds all of it.
+  if (slice_ + 1 < slices_.size() && slices_[slice_ + 1].size() >= n - here) {
+    out->head = absl::MakeConstSpan(p_, here);
+    ++slice_;
+    p_ = slices_[slice_].begin();
+    end_ = slices_[slice_].end();
+    out->tail = absl::MakeConstSpan(p_, n - here);
+    p_ += n - here;
+    left_ -= n;
+    ++split_count_;
     return true;
   }
   scratch->clear();
   if (!Copy(n, scratch)) return false;
   ++gathered_count_;
-  *out = absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(scratch->data()), n);
+  out->head = absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(scratch->data()), n);
   return true;
 }
 

@@ -13,12 +13,14 @@
 //
 // How: the wire format (https://protobuf.dev/programming-guides/encoding/)
 // is walked over the received slices. A sample's `stack` field (8) is
-// noted where it lies: in place when it is within one slice, else
-// gathered into a buffer of the reader's. The server takes HTTP/2 frames
-// of any size, so a stack is split only where one of gRPC's 64 KiB read
-// buffers ends: on the corpus (docs/server-replay.md) about a fifth of
-// 12 KiB stacks and two fifths of 24-32 KiB ones are gathered (with
-// HTTP/2's default 16 KiB frames, most would be).
+// noted where it lies: in place when it is within one slice, in place in
+// two pieces when it runs on into the next slice (StackCopy: a walk reads
+// each word from its piece), else gathered into a buffer of the reader's.
+// The server takes HTTP/2 frames of any size, so a stack is split only
+// where one of gRPC's 64 KiB read buffers ends: on the corpus
+// (docs/speed.md, "A recording through unwindd") about a fifth of 12 KiB
+// stacks and two fifths of 24-32 KiB ones are split, and copying them
+// whole was 8% of the server's CPU on 32 KiB stacks.
 // Every other field, of the samples and of the batch, is copied as it is
 // and parsed by protobuf, so the result is exactly what protobuf makes of
 // the message, stacks aside (batch_reader_test and the snapshot-request
@@ -42,6 +44,19 @@
 
 namespace unwindd::service {
 
+// A sample's stack copy as received: `head`, then, when it came split
+// between two of the received buffers, `tail` (the bytes after head's
+// last).
+struct StackCopy {
+  // From one piece, implicitly: a request's own stack copy.
+  StackCopy(absl::Span<const uint8_t> head = {}, absl::Span<const uint8_t> tail = {})
+      : head(head), tail(tail) {}
+  size_t size() const { return head.size() + tail.size(); }
+
+  absl::Span<const uint8_t> head;
+  absl::Span<const uint8_t> tail;
+};
+
 class ReceivedBatch {
  public:
   // False if `bytes` is not a SnapshotBatch protobuf would parse (what
@@ -53,10 +68,11 @@ class ReceivedBatch {
   // The batch, every sample's `stack` empty.
   const v1::SnapshotBatch& batch() const { return batch_; }
   // Sample i's stack copy.
-  absl::Span<const uint8_t> stack(int i) const { return stacks_[i]; }
+  const StackCopy& stack(int i) const { return stacks_[i]; }
 
-  // Stacks of the last Parse that had to be gathered (they straddled
-  // slices), for tests.
+  // Stacks of the last Parse that lie in two pieces, and that had to be
+  // gathered (they straddled more than two slices), for tests.
+  int split() const { return split_count_; }
   int gathered() const { return gathered_count_; }
 
  private:
@@ -67,11 +83,12 @@ class ReceivedBatch {
 
   std::vector<grpc::Slice> slices_;
   v1::SnapshotBatch batch_;
-  std::vector<absl::Span<const uint8_t>> stacks_;
+  std::vector<StackCopy> stacks_;
   // Gathered stacks, one buffer per sample index (kept: their room is
   // reused by the next batches). A deque: growing it does not move the
   // strings, short ones included, that stacks_ points into.
   std::deque<std::string> gathered_;
+  int split_count_ = 0;
   int gathered_count_ = 0;
   // The batch's other fields, and one sample's other fields, as wire bytes.
   std::string rest_;
@@ -92,9 +109,9 @@ class ReceivedBatch {
   bool Varint(uint64_t* v, std::string* raw);
   // `n` bytes appended to `out`.
   bool Copy(uint64_t n, std::string* out);
-  // `n` bytes in place when they are in one slice, else gathered into
-  // `scratch`.
-  bool Take(uint64_t n, std::string* scratch, absl::Span<const uint8_t>* out);
+  // `n` bytes in place when they are in one slice or run on into the
+  // next, else gathered into `scratch`.
+  bool Take(uint64_t n, std::string* scratch, StackCopy* out);
   // A field's payload after its tag, appended to `out`.
   bool CopyPayload(uint32_t wire_type, std::string* out);
 };

@@ -41,8 +41,10 @@ v1::SnapshotBatch Reassembled(const ReceivedBatch& in) {
   v1::SnapshotBatch b = in.batch();
   for (int i = 0; i < b.samples_size(); ++i) {
     EXPECT_TRUE(b.samples(i).stack().empty());
-    absl::Span<const uint8_t> s = in.stack(i);
-    b.mutable_samples(i)->set_stack(std::string(s.begin(), s.end()));
+    const StackCopy& s = in.stack(i);
+    std::string stack(s.head.begin(), s.head.end());
+    stack.append(s.tail.begin(), s.tail.end());
+    b.mutable_samples(i)->set_stack(std::move(stack));
   }
   return b;
 }
@@ -105,12 +107,42 @@ TEST(ReceivedBatchTest, StacksInOneSliceAreBorrowed) {
   const uint8_t* base = one[0].begin();
   ASSERT_TRUE(in.Parse(one));
   EXPECT_EQ(in.gathered(), 0);
+  EXPECT_EQ(in.split(), 0);
   for (int i = 1; i < 3; ++i) {
-    EXPECT_GE(in.stack(i).data(), base);
-    EXPECT_LE(in.stack(i).data() + in.stack(i).size(), base + bytes.size());
+    EXPECT_GE(in.stack(i).head.data(), base);
+    EXPECT_LE(in.stack(i).head.data() + in.stack(i).size(), base + bytes.size());
+    EXPECT_TRUE(in.stack(i).tail.empty());
   }
   ASSERT_TRUE(in.Parse(Split(bytes, 4096)));
-  EXPECT_GT(in.gathered(), 0);  // 5000 and 10000 bytes cannot fit
+  EXPECT_GT(in.gathered(), 0);  // 5000 and 10000 bytes span three slices
+}
+
+// A stack that runs on from one slice into the next is borrowed in two
+// pieces, each where it lies.
+TEST(ReceivedBatchTest, StacksSplitInTwoAreBorrowedInTwoPieces) {
+  const std::string bytes = Sample3().SerializeAsString();
+  const std::string last = Stack(10000, 2);
+  const size_t at = bytes.find(last);
+  ASSERT_NE(at, std::string::npos);
+  for (size_t cut : {at + 1, at + 1234, at + last.size() - 1}) {
+    std::vector<grpc::Slice> two;
+    two.emplace_back(bytes.data(), cut);
+    two.emplace_back(bytes.data() + cut, bytes.size() - cut);
+    const uint8_t* first = two[0].begin();
+    const uint8_t* second = two[1].begin();
+    ReceivedBatch in;
+    ASSERT_TRUE(in.Parse(two));
+    EXPECT_EQ(in.split(), 1);
+    EXPECT_EQ(in.gathered(), 0);
+    const StackCopy& c = in.stack(2);
+    EXPECT_EQ(c.head.data(), first + at);
+    EXPECT_EQ(c.head.size(), cut - at);
+    EXPECT_EQ(c.tail.data(), second);
+    EXPECT_EQ(c.size(), last.size());
+    EXPECT_EQ(std::string(c.head.begin(), c.head.end()) +
+                  std::string(c.tail.begin(), c.tail.end()),
+              last);
+  }
 }
 
 TEST(ReceivedBatchTest, EmptyAndSamplesOnly) {

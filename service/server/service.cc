@@ -454,7 +454,7 @@ class UnwinderService::SnapshotStream {
   // borrowed from the received bytes: batch_reader.h).
   struct SampleInput {
     const v1::SnapshotRequest& request;
-    absl::Span<const uint8_t> stack;
+    StackCopy stack;
   };
 
   absl::Status Samples(int n, absl::FunctionRef<SampleInput(int)> request, bool batch) {

@@ -24,7 +24,7 @@ void EndBatch(SnapshotSession& session, const v1::SnapshotBatch& batch) {
 }
 
 absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& request,
-                          absl::Span<const uint8_t> stack,
+                          const StackCopy& stack,
                           const std::atomic<bool>* cancel, const absl::Status& error,
                           bool batch, SampleAnswer* answer, AnswerSink& out,
                           unwinder::StopReason* stop) {

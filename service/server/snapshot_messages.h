@@ -54,7 +54,7 @@ absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& r
                           unwinder::StopReason* stop = nullptr);
 // The same with the stack copy given apart (SnapshotSession::Unwind's).
 absl::Status AnswerSample(SnapshotSession& session, const v1::SnapshotRequest& request,
-                          absl::Span<const uint8_t> stack,
+                          const StackCopy& stack,
                           const std::atomic<bool>* cancel, const absl::Status& error,
                           bool batch, SampleAnswer* answer, AnswerSink& out,
                           unwinder::StopReason* stop = nullptr);

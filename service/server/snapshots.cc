@@ -140,7 +140,7 @@ SnapshotSession::SnapshotSession(Caller caller, UnwindEnv env, BuildIdIndex& ind
                           limits.max_image_bytes}) {}
 
 absl::Status SnapshotSession::Validate(const v1::SnapshotRequest& r,
-                                       absl::Span<const uint8_t> stack) const {
+                                       const StackCopy& stack) const {
   if (stack.size() > limits_.max_stack_bytes) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "stack copy of %d bytes is over the server's limit of %d",
@@ -499,7 +499,7 @@ absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
 }
 
 absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
-                                     absl::Span<const uint8_t> stack,
+                                     const StackCopy& stack,
                                      const std::atomic<bool>* cancel,
                                      SampleAnswer* out,
                                      unwinder::StopReason* stop) {
@@ -566,8 +566,10 @@ absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
     view = memory::CreateCachedMemoryView(*process, kProcessCachePages);
     touched.emplace(*view);
   }
-  s = t.target->SetSample(
-      {r.tid(), *regs, r.stack_address(), stack, touched ? &*touched : nullptr});
+  proc::SnapshotSample sample{r.tid(), *regs, r.stack_address(), stack.head,
+                              touched ? &*touched : nullptr};
+  sample.stack_tail = stack.tail;
+  s = t.target->SetSample(sample);
   if (!s.ok()) return s;
   unwinder::ThreadStack* stack_out = &Walk(t, *regs, options);
   t.target->ClearSample();
@@ -580,7 +582,8 @@ absl::Status SnapshotSession::Unwind(const v1::SnapshotRequest& r,
     DropSpace(t);
     s = EnsureSpace(*table, *a, r);
     if (!s.ok()) return s;
-    s = t.target->SetSample({r.tid(), *regs, r.stack_address(), stack, nullptr});
+    sample.process = nullptr;
+    s = t.target->SetSample(sample);
     if (!s.ok()) return s;
     stack_out = &Walk(t, *regs, options);
     t.target->ClearSample();

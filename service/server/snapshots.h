@@ -60,6 +60,7 @@
 #include "proc/snapshot_target.h"
 #include "proto/unwinder.pb.h"
 #include "service/server/auth.h"
+#include "service/server/batch_reader.h"
 #include "service/server/mapping_tables.h"
 #include "service/server/pid_identity.h"
 #include "service/server/response_encoder.h"
@@ -139,7 +140,7 @@ class SnapshotSession {
   // The same with the sample's stack copy given apart (r.stack() is then
   // not read): a batch reader's, borrowed from the received bytes
   // (batch_reader.h). `stack` must stay valid until it returns.
-  absl::Status Unwind(const v1::SnapshotRequest& r, absl::Span<const uint8_t> stack,
+  absl::Status Unwind(const v1::SnapshotRequest& r, const StackCopy& stack,
                       const std::atomic<bool>* cancel, SampleAnswer* out,
                       unwinder::StopReason* stop = nullptr);
 
@@ -153,7 +154,7 @@ class SnapshotSession {
     std::string reason;   // why not live
   };
 
-  absl::Status Validate(const v1::SnapshotRequest& r, absl::Span<const uint8_t> stack) const;
+  absl::Status Validate(const v1::SnapshotRequest& r, const StackCopy& stack) const;
   // The sample's table (see the file comment), resolved.
   absl::StatusOr<std::shared_ptr<TableState>> TableFor(const v1::SnapshotRequest& r,
                                                        const PidUse& pid);
