@@ -318,10 +318,11 @@ int main(int argc, char** argv) {
   // the stream's thread polls its connection itself while it waits in
   // Read(): 3 to 4 context switches per batch of 64 samples instead of 10
   // to 28, and 10-30% less server CPU per sample on replayed recordings
-  // (docs/server-replay.md), where a context switch costs this VM more
-  // than unwinding a small sample. poll(2) scans its fds, which
-  // --max-connections bounds. Read when gRPC initialises, so set before
-  // anything of gRPC runs; an operator's own GRPC_POLL_STRATEGY wins.
+  // (docs/speed.md, "A recording through unwindd"), where a context
+  // switch costs this VM more than unwinding a small sample. poll(2) scans
+  // its fds, which --max-connections bounds. Read when gRPC initialises,
+  // so set before anything of gRPC runs; an operator's own
+  // GRPC_POLL_STRATEGY wins.
   setenv("GRPC_POLL_STRATEGY", "poll", /*overwrite=*/0);
   // Before any thread exists, so every thread inherits the mask.
   sigset_t stop;
