@@ -70,10 +70,15 @@ all_blocked() {
 count=0
 for f in /fixtures/*; do
   name=${f##*/}
-  "$f" >/tmp/fixture.out 2>&1 &
+  # A file of its own, made here before the fixture starts: with one file
+  # for all, the first grep could run before the fixture's shell had
+  # truncated it and read the last fixture's "ready".
+  out=/tmp/fixture.$name.out
+  : >"$out"
+  "$f" >"$out" 2>&1 &
   pid=$!
   i=0
-  while ! grep -q '^ready' /tmp/fixture.out && [ $i -lt 600 ]; do
+  while ! grep -q '^ready' "$out" && [ $i -lt 600 ]; do
     sleep 0.1
     i=$((i + 1))
   done
@@ -82,7 +87,7 @@ for f in /fixtures/*; do
     sleep 0.1
     i=$((i + 1))
   done
-  echo "UWD-LIVE fixture $name pid=$pid threads=$(ls /proc/$pid/task | wc -l) ready=$(grep -c '^ready' /tmp/fixture.out)"
+  echo "UWD-LIVE fixture $name pid=$pid threads=$(ls /proc/$pid/task | wc -l) ready=$(grep -c '^ready' "$out")"
   block unwind $name /bin/unwind pid $pid --format=json --max-frames=4096
   tracers $name $pid unwind
   # Frame-pointer builds: also through their {x29, x30} frame records first
