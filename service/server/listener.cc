@@ -47,6 +47,11 @@ absl::Status RemoveStaleSocket(const std::string& path, const sockaddr_un& addr)
 
 }  // namespace
 
+void SetUnixSendBuffer(int fd) {
+  const int bytes = kUnixSendBufferBytes;
+  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
+}
+
 absl::StatusOr<std::unique_ptr<UnixListener>> UnixListener::Bind(
     const Options& options, PeerRegistry* peers) {
   sockaddr_un addr{};
@@ -127,9 +132,12 @@ void UnixListener::AcceptLoop(grpc::Server* server,
     peers_->Add(conn.get(), *std::move(peer));
     if (connections != nullptr) ++*connections;
     if (tcp_) {
-      // As gRPC sets on the connections of its own TCP ports.
+      // As gRPC sets on the connections of its own TCP ports (whose send
+      // buffers the kernel sizes itself, unless one is set).
       int one = 1;
       setsockopt(conn.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    } else {
+      SetUnixSendBuffer(conn.get());
     }
     grpc::AddInsecureChannelFromFd(server, conn.release());
   }

@@ -34,6 +34,19 @@
 
 namespace unwindd::service {
 
+// What an accepted Unix connection may hold of unwindd's answers that the
+// client has not read yet (SO_SNDBUF, which the kernel doubles and caps at
+// net.core.wmem_max). Linux's default, ~208 KiB, is less than one batch's
+// answers for deep stacks (64 samples of 416 frames: ~900 KiB), so the
+// stream's thread waited for the client in the middle of each batch;
+// with ~1 MiB it does not (+22% samples per server CPU-second on such a
+// recording, docs/speed.md "A recording through unwindd"). Memory stays
+// bounded by this times --max-connections, as before by the default.
+inline constexpr int kUnixSendBufferBytes = 512 << 10;
+// Sets it on a connected Unix socket; errors are ignored (the default
+// stays).
+void SetUnixSendBuffer(int fd);
+
 class UnixListener {
  public:
   struct Options {
