@@ -4,8 +4,8 @@
 #include "memory/stack_window.h"
 
 #include <cstdint>
-#include <memory>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "gtest/gtest.h"
