@@ -166,8 +166,9 @@ class PerfDataReader {
   // there (Sample::stack_file_offset; FileAccess::kSparse), valid while the
   // reader lives; -1 otherwise. pread() on it is safe from any thread.
   virtual int stack_file() const { return -1; }
-  // The same file mapped, when it could be: a stack copy left there is read
-  // in place (a walk reads a few words of each frame, not the whole copy).
+  // The same file mapped, when it could be: a stack copy left there may be
+  // read in place (a walk reads a few words of each frame, not the whole
+  // copy).
   // Valid while the reader lives; null otherwise.
   virtual const memory::FileMapping* stack_mapping() const { return nullptr; }
 

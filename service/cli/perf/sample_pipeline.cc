@@ -311,7 +311,7 @@ constexpr uint64_t kInPlaceFrameBytes = 1024;
 absl::Span<const uint8_t> IntactCopy(const memory::FileMapping& file, uint64_t offset,
                                      uint64_t size) {
   const absl::Span<const uint8_t> bytes = file.bytes();
-  const uint64_t end = file.changed() ? file.intact_bytes() : bytes.size();
+  const uint64_t end = file.intact_bytes();  // all of them unless it changed
   if (offset >= end) return {};
   return bytes.subspan(offset, std::min<uint64_t>(size, end - offset));
 }

@@ -134,7 +134,8 @@ struct PipelineOptions {
   // stack_file_offset); -1 if none is. Not owned.
   int stack_file = -1;
   // The same file mapped (PerfDataReader::stack_mapping), if it is: then
-  // the copies are read in place, not with pread. Not owned.
+  // the copies of threads whose frames are large are read in place, not
+  // with pread (kInPlaceFrameBytes). Not owned.
   const memory::FileMapping* stack_mapping = nullptr;
 };
 
