@@ -141,6 +141,34 @@ TEST(EhFrameHdrTest, ManyEntriesBinarySearch) {
   EXPECT_EQ(LookupOrZero(*hdr, kHdr + 0xffff), 0u);
 }
 
+// The datarel|sdata4 table is read by its own loop; the same entries
+// written pc-relative go through the general decoder. Both must answer
+// alike everywhere, code below the header (negative offsets) included.
+TEST(EhFrameHdrTest, DatarelSdata4AnswersAsTheGeneralDecoder) {
+  constexpr int kCount = 300;
+  for (int address_size : {4, 8}) {
+    TestBytes datarel = Header(kPtrEnc, kCountEnc, kTableEnc, kCount);
+    TestBytes pcrel = Header(kPtrEnc, kCountEnc, kPePcrel | kPeSdata4, kCount);
+    for (int i = 0; i < kCount; ++i) {
+      const int64_t loc = -0x1000 + 0x30 * i - (i % 7);
+      const int64_t fde = 0x800 + 8 * i;
+      datarel.S32(static_cast<int32_t>(loc)).S32(static_cast<int32_t>(fde));
+      pcrel.S32(static_cast<int32_t>(loc - static_cast<int64_t>(pcrel.size())));
+      pcrel.S32(static_cast<int32_t>(fde - static_cast<int64_t>(pcrel.size())));
+    }
+    absl::StatusOr<EhFrameHdr> a = EhFrameHdr::Parse(datarel.span(), kHdr, address_size);
+    absl::StatusOr<EhFrameHdr> b = EhFrameHdr::Parse(pcrel.span(), kHdr, address_size);
+    ASSERT_TRUE(a.ok()) << a.status();
+    ASSERT_TRUE(b.ok()) << b.status();
+    for (uint64_t pc = kHdr - 0x1010; pc < kHdr - 0x1000 + 0x30 * kCount + 0x40; ++pc) {
+      absl::StatusOr<uint64_t> x = a->Lookup(pc);
+      absl::StatusOr<uint64_t> y = b->Lookup(pc);
+      ASSERT_EQ(x.status(), y.status()) << std::hex << pc;
+      if (x.ok()) ASSERT_EQ(*x, *y) << std::hex << pc;
+    }
+  }
+}
+
 TEST(EhFrameHdrTest, UnsearchableTablesHaveNoTable) {
   for (uint8_t enc :
        {uint8_t{kPeDatarel | kPeUleb128}, uint8_t{kPeDatarel | kPeSleb128},
