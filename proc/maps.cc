@@ -1,6 +1,7 @@
 #include "proc/maps.h"
 
-#include <algorithm>
+#include <array>
+#include <cstring>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -11,7 +12,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "proc/procfs.h"
 
@@ -39,22 +39,26 @@ absl::string_view NextField(absl::string_view& rest) {
 // The kernel prints hex without 0x, decimal for the inode (fs/proc/
 // task_mmu.c show_map_vma). SimpleHexAtoi would also take "0x" and signs,
 // which never appear, so check the digits ourselves.
+// Each character's hex digit value, -1 for a character that is none.
+constexpr std::array<int8_t, 256> kHexDigits = [] {
+  std::array<int8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    t[c] = c >= '0' && c <= '9'   ? static_cast<int8_t>(c - '0')
+           : c >= 'a' && c <= 'f' ? static_cast<int8_t>(c - 'a' + 10)
+           : c >= 'A' && c <= 'F' ? static_cast<int8_t>(c - 'A' + 10)
+                                  : int8_t{-1};
+  }
+  return t;
+}();
+
 bool ParseHex(absl::string_view s, uint64_t* out) {
   // At most 16 digits, so the value cannot overflow (a whole maps file is
   // a few thousand of these: no general-purpose parser per field).
   if (s.empty() || s.size() > 16) return false;
   uint64_t v = 0;
   for (char c : s) {
-    int d;
-    if (c >= '0' && c <= '9') {
-      d = c - '0';
-    } else if (c >= 'a' && c <= 'f') {
-      d = c - 'a' + 10;
-    } else if (c >= 'A' && c <= 'F') {
-      d = c - 'A' + 10;
-    } else {
-      return false;
-    }
+    const int8_t d = kHexDigits[static_cast<uint8_t>(c)];
+    if (d < 0) return false;
     v = v << 4 | static_cast<uint64_t>(d);
   }
   *out = v;
@@ -75,7 +79,18 @@ absl::Status BadLine(int line_no, absl::string_view line,
                       absl::CHexEscape(line.substr(0, 200))));
 }
 
-absl::StatusOr<Mapping> ParseLine(int line_no, absl::string_view line) {
+// The two halves of `field` around its first `sep`; false if it has none.
+bool SplitAt(absl::string_view field, char sep, absl::string_view* first,
+             absl::string_view* second) {
+  const size_t at = field.find(sep);
+  if (at == absl::string_view::npos) return false;
+  *first = field.substr(0, at);
+  *second = field.substr(at + 1);
+  return true;
+}
+
+// Parses `line` into `m` (a default Mapping).
+absl::Status ParseLine(int line_no, absl::string_view line, Mapping& m) {
   // "start-end perms offset major:minor inode [padding path]"
   absl::string_view rest = line;
   absl::string_view range = NextField(rest);
@@ -85,11 +100,9 @@ absl::StatusOr<Mapping> ParseLine(int line_no, absl::string_view line) {
   absl::string_view inode = NextField(rest);
   if (inode.empty()) return BadLine(line_no, line, "missing fields");
 
-  Mapping m;
-  std::pair<absl::string_view, absl::string_view> se =
-      absl::StrSplit(range, absl::MaxSplits('-', 1));
-  if (!ParseHex(se.first, &m.start) || !ParseHex(se.second, &m.end) ||
-      m.end < m.start) {
+  absl::string_view start, end;
+  if (!SplitAt(range, '-', &start, &end) || !ParseHex(start, &m.start) ||
+      !ParseHex(end, &m.end) || m.end < m.start) {
     return BadLine(line_no, line, "bad address range");
   }
   if (perms.size() != 4 || (perms[0] != 'r' && perms[0] != '-') ||
@@ -105,10 +118,9 @@ absl::StatusOr<Mapping> ParseLine(int line_no, absl::string_view line) {
   if (!ParseHex(offset, &m.offset)) {
     return BadLine(line_no, line, "bad offset");
   }
-  std::pair<absl::string_view, absl::string_view> mm =
-      absl::StrSplit(dev, absl::MaxSplits(':', 1));
-  if (!ParseHex32(mm.first, &m.dev_major) ||
-      !ParseHex32(mm.second, &m.dev_minor)) {
+  absl::string_view major, minor;
+  if (!SplitAt(dev, ':', &major, &minor) || !ParseHex32(major, &m.dev_major) ||
+      !ParseHex32(minor, &m.dev_minor)) {
     return BadLine(line_no, line, "bad device");
   }
   if (!absl::SimpleAtoi(inode, &m.inode)) {
@@ -121,22 +133,33 @@ absl::StatusOr<Mapping> ParseLine(int line_no, absl::string_view line) {
   // The kernel appends " (deleted)" to unlinked files (d_path), and memfd
   // names carry it too.
   if (absl::ConsumeSuffix(&path, " (deleted)")) m.deleted = true;
-  m.path = std::string(path);
-  return m;
+  m.path.assign(path.data(), path.size());
+  return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::StatusOr<std::vector<Mapping>> ParseMaps(absl::string_view text) {
+  // Lines are found with memchr: the text is read twice (counted, then
+  // parsed), so the scan is the part of this that grows with it.
+  auto next_line = [&text](size_t from) -> size_t {
+    if (from >= text.size()) return text.size();
+    const void* nl = std::memchr(text.data() + from, '\n', text.size() - from);
+    return nl == nullptr ? text.size() : static_cast<size_t>(static_cast<const char*>(nl) - text.data());
+  };
+  size_t lines = 0;
+  for (size_t at = 0; at < text.size(); at = next_line(at) + 1) ++lines;
   std::vector<Mapping> out;
-  out.reserve(std::count(text.begin(), text.end(), '\n') + 1);
+  out.reserve(lines);
   int line_no = 0;
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+  for (size_t at = 0; at <= text.size();) {
+    const size_t end = next_line(at);
+    const absl::string_view line = text.substr(at, end - at);
+    at = end + 1;
     ++line_no;
     if (line.empty()) continue;  // the final newline
-    absl::StatusOr<Mapping> m = ParseLine(line_no, line);
-    if (!m.ok()) return m.status();
-    out.push_back(*std::move(m));
+    absl::Status s = ParseLine(line_no, line, out.emplace_back());
+    if (!s.ok()) return s;
   }
   return out;
 }
