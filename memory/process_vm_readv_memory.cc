@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "absl/container/inlined_vector.h"
 #include "memory/factories.h"
 #include "memory/internal.h"
 #include "memory/memory.h"
@@ -56,8 +57,10 @@ class ProcessVmReadvMemory final : public Memory {
     size_t first = 0;
     while (first < requests.size()) {
       const size_t count = std::min(kMaxIov, requests.size() - first);
-      iovec local[kMaxIov];
-      iovec remote[kMaxIov];
+      // Sized to the requests (a few, one per thread, as a rule): two
+      // arrays of kMaxIov would take 32 KiB of stack, fresh pages.
+      absl::InlinedVector<iovec, 16> local(count);
+      absl::InlinedVector<iovec, 16> remote(count);
       size_t iov = 0;
       for (size_t i = first; i < first + count; ++i) {
         ReadRequest& r = requests[i];
@@ -72,7 +75,7 @@ class ProcessVmReadvMemory final : public Memory {
       }
       ssize_t n;
       do {
-        n = iov == 0 ? 0 : process_vm_readv(pid_, local, iov, remote, iov, 0);
+        n = iov == 0 ? 0 : process_vm_readv(pid_, local.data(), iov, remote.data(), iov, 0);
       } while (n < 0 && errno == EINTR);
       size_t left = n > 0 ? static_cast<size_t>(n) : 0;
       for (size_t i = first; i < first + count; ++i) {

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 
@@ -17,14 +19,6 @@
 #include "memory/scoped_fd.h"
 
 namespace unwindd::proc {
-namespace {
-
-struct DirCloser {
-  void operator()(DIR* d) const { closedir(d); }
-};
-
-}  // namespace
-
 std::string ProcPath(pid_t pid, absl::string_view rest) {
   return absl::StrCat("/proc/", pid, "/", rest);
 }
@@ -52,20 +46,30 @@ absl::StatusOr<std::string> ReadProcFile(pid_t pid, const std::string& path,
                                          size_t max_bytes) {
   memory::ScopedFd fd = memory::OpenCloexec(path.c_str(), O_RDONLY);
   if (!fd.valid()) return ProcError(errno, pid, path);
-  // /proc files report size 0, so read until EOF in chunks.
-  std::string out;
-  char chunk[64 * 1024];
+  // /proc files report size 0, so read until EOF, straight into the
+  // string: no bounce buffer (a large one would be fresh stack pages on
+  // every short command), its room doubled as it fills. One byte past the
+  // limit tells a file that is too long.
+  const size_t cap = max_bytes == SIZE_MAX ? max_bytes : max_bytes + 1;
+  std::string out(std::min<size_t>(4096, cap), '\0');
+  size_t used = 0;
   for (;;) {
-    ssize_t n = read(fd.get(), chunk, sizeof(chunk));
+    if (used == out.size()) {
+      if (used == cap) break;
+      out.resize(std::min(out.size() * 2, cap));
+    }
+    const ssize_t n = read(fd.get(), out.data() + used, out.size() - used);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return ProcError(errno, pid, path);
-    if (n == 0) return out;
-    if (out.size() + static_cast<size_t>(n) > max_bytes) {
-      return absl::ResourceExhaustedError(absl::StrFormat(
-          "%s of process %d is longer than %d bytes", path, pid, max_bytes));
-    }
-    out.append(chunk, static_cast<size_t>(n));
+    if (n == 0) break;
+    used += static_cast<size_t>(n);
   }
+  if (used > max_bytes) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "%s of process %d is longer than %d bytes", path, pid, max_bytes));
+  }
+  out.resize(used);
+  return out;
 }
 
 absl::StatusOr<std::vector<pid_t>> ListTasks(pid_t pid) {
@@ -73,19 +77,29 @@ absl::StatusOr<std::vector<pid_t>> ListTasks(pid_t pid) {
   memory::ScopedFd fd =
       memory::OpenCloexec(path.c_str(), O_RDONLY | O_DIRECTORY);
   if (!fd.valid()) return ProcError(errno, pid, path);
-  std::unique_ptr<DIR, DirCloser> dir(fdopendir(fd.get()));
-  if (dir == nullptr) return ProcError(errno, pid, path);
-  fd.release();  // closedir closes it now
+  // getdents64 itself rather than opendir: its 32 KiB buffer is fresh heap,
+  // and it costs two more system calls, for a listing that usually fits in
+  // one small read.
   std::vector<pid_t> tids;
+  alignas(8) char buf[4096];
   for (;;) {
-    errno = 0;
-    const dirent* e = readdir(dir.get());
-    if (e == nullptr) {
-      if (errno != 0) return ProcError(errno, pid, path);
-      break;
+    const ssize_t n = getdents64(fd.get(), buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ProcError(errno, pid, path);
+    if (n == 0) break;
+    for (size_t at = 0; at < static_cast<size_t>(n);) {
+      const size_t name_at = at + offsetof(struct dirent64, d_name);
+      uint16_t reclen;
+      if (name_at > static_cast<size_t>(n)) return ProcError(EIO, pid, path);
+      std::memcpy(&reclen, buf + at + offsetof(struct dirent64, d_reclen), sizeof(reclen));
+      if (at + reclen > static_cast<size_t>(n) || at + reclen <= name_at) {
+        return ProcError(EIO, pid, path);
+      }
+      const absl::string_view name(buf + name_at, strnlen(buf + name_at, at + reclen - name_at));
+      pid_t tid;
+      if (absl::SimpleAtoi(name, &tid) && tid > 0) tids.push_back(tid);
+      at += reclen;
     }
-    pid_t tid;
-    if (absl::SimpleAtoi(e->d_name, &tid) && tid > 0) tids.push_back(tid);
   }
   std::sort(tids.begin(), tids.end());
   // An empty list means the process died between open and read.
