@@ -438,6 +438,8 @@ absl::StatusOr<std::shared_ptr<const ModuleRow>> Module::FindSharedRow(
         rows_.emplace(key, shared);
         return shared;
       }
+      // A budget of nothing caches nothing, and has nothing to reclaim.
+      if (row_budget_->max() == 0) return shared;
       spent = row_budget_;
     }
   }

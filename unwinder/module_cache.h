@@ -40,8 +40,11 @@ class ModuleCache {
  public:
   // `max_bytes` bounds the cached modules' file images (mapped, not heap);
   // `max_row_bytes` the rows their row caches hold, together (heap).
-  explicit ModuleCache(uint64_t max_bytes = uint64_t{4} << 30,
+  // `max_row_bytes` 0: no row is cached (a command that walks each thread
+  // once; the step cache still serves a PC met again).
+  explicit ModuleCache(uint64_t max_bytes = kDefaultMaxBytes,
                        uint64_t max_row_bytes = kDefaultMaxRowBytes);
+  static constexpr uint64_t kDefaultMaxBytes = uint64_t{4} << 30;
   static constexpr uint64_t kDefaultMaxRowBytes = uint64_t{256} << 20;
 
   // Where and how to look for a module's separate debug information.

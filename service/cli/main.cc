@@ -122,8 +122,11 @@ int Run(const unwindd::service::Command& cmd, char** argv) {
   }
   // Alive until the process exits: the package notes below come from the
   // modules it opened, and exit unmaps their files all at once, cheaper
-  // than a munmap each (a tenth of a one-shot command's time).
-  static unwindd::unwinder::ModuleCache* const cache = new unwindd::unwinder::ModuleCache;
+  // than a munmap each (a tenth of a one-shot command's time). No row
+  // cache: each thread is walked once, a PC met again is the step cache's,
+  // and ~1.4 KiB a cached row was fresh heap, a page fault every third row.
+  static unwindd::unwinder::ModuleCache* const cache = new unwindd::unwinder::ModuleCache(
+      unwindd::unwinder::ModuleCache::kDefaultMaxBytes, /*max_row_bytes=*/0);
   unwindd::unwinder::ProcessStacks stacks;
   {
     // A thread that does not stop (uninterruptible sleep) is walked from

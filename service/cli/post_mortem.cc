@@ -25,7 +25,8 @@ void PrintErr(absl::string_view prefix, absl::string_view msg) {
 
 int RunPostMortem(const Command& cmd, Binaries& binaries, PostMortem& pm,
                   const std::atomic<bool>* cancel) {
-  unwinder::ModuleCache cache;
+  // No row cache: each thread is walked once (main.cc says why).
+  unwinder::ModuleCache cache(unwinder::ModuleCache::kDefaultMaxBytes, /*max_row_bytes=*/0);
   unwinder::UnwindOptions unwind_options;
   if (cmd.max_frames > 0) unwind_options.max_frames = cmd.max_frames;
   unwind_options.sources = cmd.sources;
