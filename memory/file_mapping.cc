@@ -24,8 +24,10 @@ struct Slot {
   std::atomic<uintptr_t> begin{0};
   std::atomic<uintptr_t> end{0};
   std::atomic<uint32_t> changed{0};
-  // The lowest page replaced by zeros (UINTPTR_MAX: none).
-  std::atomic<uintptr_t> first_zeroed{UINTPTR_MAX};
+  // The lowest page replaced by zeros (UINTPTR_MAX: none; Register sets
+  // it, so that the table starts all zeros: in .bss, not 256 KiB of the
+  // binary's data).
+  std::atomic<uintptr_t> first_zeroed{0};
 };
 constexpr uintptr_t kBusy = 1;
 // One per open module, debug file and perf.data; the module cache holds
