@@ -38,7 +38,12 @@ Linker script and memory map
                 0x0000000000402000       0x20 obj/liba.a(a.o)
  .rodata.str1.1
                 0x0000000000402020       0x20 obj/libb.a(b.o)
+ .data.rel.ro   0x0000000000402800       0x10 obj/liba.a(a.o)
  .data          0x0000000000403000       0x10 obj/liba.a(a.o)
+ .data          0x0000000000403010       0x10 obj/libb.a(b.o)
+ .bss           0x0000000000404000      0x100 obj/liba.a(a.o)
+ .bss._ZN3big5tableE
+                0x0000000000405000    0x40000 obj/libb.a(b.o)
 """
 
 
@@ -63,11 +68,28 @@ class HotTextTest(unittest.TestCase):
         with open(out) as f:
             return f.read()
 
-    def test_map_keeps_only_kept_text_and_rodata(self):
+    def test_map_keeps_kept_text_rodata_data_and_bss(self):
         names = [(s[0], s[2]) for s in hot_text.read_map(self.map)]
         self.assertIn((0x401180, '.text._ZN3fooEv'), names)
-        self.assertNotIn('.data', [n for _, n in names])
-        self.assertEqual(len(names), 11)
+        self.assertIn((0x403010, '.data'), names)
+        self.assertIn((0x404000, '.bss'), names)
+        # RELRO data stays where the default script puts it, and so does
+        # a large table.
+        self.assertNotIn('.data.rel.ro', [n for _, n in names])
+        self.assertNotIn('.bss._ZN3big5tableE', [n for _, n in names])
+        self.assertEqual(len(names), 14)
+
+    def test_stored_data_goes_first_in_its_own_sections(self):
+        # A store and a load name the member (two objects have .data).
+        trace = self.write('t', ' S 00404010,8\n S 00403014,4\n L 00403004,4\n'
+                                ' M 00402804,8\n')
+        script = self.script([self.map, trace])
+        lines = [l.strip() for l in script.splitlines() if l.startswith('    ')]
+        self.assertEqual(lines, ['*libb.a:b.o(.data)', '*liba.a:a.o(.data)', '*(.bss)'])
+        self.assertIn('.data.hot_path :', script)
+        self.assertIn('INSERT AFTER .data;', script)
+        self.assertIn('.bss.hot_path :', script)
+        self.assertIn('INSERT BEFORE .bss;', script)
 
     def test_first_touch_order_and_names(self):
         # bar before malloc before foo: the order of first touch, whatever
