@@ -1,5 +1,8 @@
 #include "service/cli/output.h"
 
+#include <cstring>
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "proc/signal_info.h"
@@ -217,8 +220,7 @@ namespace {
 // Lowercase hex of `v` at `p`, at least `width` (<= 16) digits, zero-padded:
 // what "%0*x" prints, without a format parser per frame. Returns the end.
 char* WriteHex(char* p, uint64_t v, int width) {
-  int n = 1;
-  while (n < 16 && (v >> (4 * n)) != 0) ++n;
+  int n = v == 0 ? 1 : (67 - __builtin_clzll(v)) / 4;
   if (n < width) n = width;
   for (int i = n - 1; i >= 0; --i, v >>= 4) p[i] = "0123456789abcdef"[v & 0xf];
   return p + n;
@@ -277,53 +279,62 @@ std::string FormatText(const unwinder::ProcessStacks& stacks, const OutputExtras
     if (th.signal) absl::StrAppend(&out, "signal: ", SignalText(*th.signal), "\n");
     for (size_t i = 0; i < th.frames.size(); ++i) {
       const unwinder::Frame& f = th.frames[i];
-      // "#%-2d 0x%0*x"
-      char line[64];
+      const std::string& sym = SymbolOf(symbols, t, i);
+      const unwinder::ModuleInfo* m = f.module >= 0 ? &stacks.modules[f.module] : nullptr;
+      // The whole line in one buffer, one append: "#%-2d 0x%0*x", the
+      // symbol, the module and its offset, the method, a note. 256 bytes
+      // hold all but the strings (numbers, the method's name, the longest
+      // note: under 140), which are sized in.
+      const size_t room =
+          256 + sym.size() + (m ? m->path.size() + m->jit_name.size() : 0);
+      char local[1024];
+      std::string big;
+      char* line = local;
+      if (room > sizeof(local)) {
+        big.resize(room);
+        line = big.data();
+      }
       char* p = line;
+      auto put = [&p](absl::string_view v) {
+        std::memcpy(p, v.data(), v.size());
+        p += v.size();
+      };
       *p++ = '#';
       p = WriteDecimal(p, i);
       if (i < 10) *p++ = ' ';
-      *p++ = ' ';
-      *p++ = '0';
-      *p++ = 'x';
+      put(" 0x");
       p = WriteHex(p, f.pc, width);
-      out.append(line, p - line);
-      if (const std::string& sym = SymbolOf(symbols, t, i); !sym.empty()) {
-        out += ' ';
-        out += sym;
+      if (!sym.empty()) {
+        *p++ = ' ';
+        put(sym);
       }
       absl::string_view note;
-      if (f.module >= 0) {
-        const unwinder::ModuleInfo& m = stacks.modules[f.module];
-        out += ' ';
-        out += m.path;
-        if (m.bias_known) {
-          p = line;
-          *p++ = '+';
-          *p++ = '0';
-          *p++ = 'x';
+      if (m != nullptr) {
+        *p++ = ' ';
+        put(m->path);
+        if (m->bias_known) {
+          put("+0x");
           p = WriteHex(p, f.rel_pc, 1);
-          out.append(line, p - line);
         }
-        if (!m.jit_name.empty() && SymbolOf(symbols, t, i).empty()) {
+        if (!m->jit_name.empty() && sym.empty()) {
           // Generated code: the runtime's name for it.
-          out += ' ';
-          out += m.jit_name;
+          *p++ = ' ';
+          put(m->jit_name);
         }
-        if (m.mismatch) {
+        if (m->mismatch) {
           note = " (build-id mismatch)";
-        } else if (m.from_memory) {
+        } else if (m->from_memory) {
           note = " (unwind info from the core's memory)";
-        } else if (!m.error.empty()) {
+        } else if (!m->error.empty()) {
           note = " (no file)";
         }
       }
-      out += " [";
-      const absl::string_view method = unwinder::MethodName(f.method);
-      out.append(method.data(), method.size());
-      out += ']';
-      out.append(note.data(), note.size());
-      out += '\n';
+      put(" [");
+      put(unwinder::MethodName(f.method));
+      *p++ = ']';
+      put(note);
+      *p++ = '\n';
+      out.append(line, static_cast<size_t>(p - line));
     }
     absl::StrAppend(&out, "stop: ", unwinder::StopReasonName(th.stop));
     if (!th.stop_detail.empty()) absl::StrAppend(&out, " (", th.stop_detail, ")");
