@@ -39,6 +39,10 @@ bool RanUnfiledCode(const unwinder::ProcessStacks& stacks, const proc::Target& t
   for (const proc::Mapping& m : target.mappings()) by_start.push_back(&m);
   std::sort(by_start.begin(), by_start.end(),
             [](const proc::Mapping* a, const proc::Mapping* b) { return a->start < b->start; });
+  // Frames mostly run in the mapping of the frame before (a deep
+  // recursion, a library's own calls): that one is tried first, where the
+  // search would find it too (no mapping starts between it and the frame).
+  size_t last = by_start.size();
   for (const unwinder::ThreadStack& t : stacks.threads) {
     for (const unwinder::Frame& f : t.frames) {
       // A return address is looked up one byte back, in its call (a call
@@ -47,6 +51,10 @@ bool RanUnfiledCode(const unwinder::ProcessStacks& stacks, const proc::Target& t
       const bool exact =
           f.method == unwinder::Method::kInitial || f.method == unwinder::Method::kSignal;
       const uint64_t at = exact || f.pc == 0 ? f.pc : f.pc - 1;
+      if (last < by_start.size() && by_start[last]->Contains(at) &&
+          (last + 1 == by_start.size() || by_start[last + 1]->start > at)) {
+        continue;
+      }
       // The last mapping starting at or below it. Where a core's mappings
       // overlap, an earlier one may hold it too: then this says unfiled,
       // and the cost is only the look for announced code.
@@ -55,6 +63,7 @@ bool RanUnfiledCode(const unwinder::ProcessStacks& stacks, const proc::Target& t
       const proc::Mapping* holder =
           it != by_start.begin() && (*(it - 1))->Contains(at) ? *(it - 1) : nullptr;
       if (holder == nullptr || !Filed(*holder)) return true;
+      last = static_cast<size_t>(it - by_start.begin()) - 1;
     }
   }
   return false;
