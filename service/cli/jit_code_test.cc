@@ -65,6 +65,21 @@ TEST(RanUnfiledCodeTest, OnlyFramesOutsideEveryFileCount) {
   unwinder::ProcessStacks two = StackAt({0x1000});
   two.threads.push_back(StackAt({0x9000, 0x2000}).threads[0]);
   EXPECT_TRUE(RanUnfiledCode(two, target));
+  // Frames in the mapping of the frame before.
+  EXPECT_FALSE(RanUnfiledCode(StackAt({0x9000, 0x9100, 0x9f00, 0x1000, 0x1800}), target));
+}
+
+// A core's mappings may overlap: a frame is the mapping's that starts last
+// at or below it, even right after a frame in the one that starts before.
+TEST(RanUnfiledCodeTest, OverlappingMappingsAnswerAsTheSearchDoes) {
+  unwinder::testing::FakeTarget target(arch::Arch::kX86_64);
+  target.AddMapping(Map(0x1000, 0x3000, "/usr/lib/libc.so.6"));
+  target.AddMapping(Map(0x2000, 0x2800, ""));
+  EXPECT_FALSE(RanUnfiledCode(StackAt({0x1100, 0x1200}), target));
+  EXPECT_TRUE(RanUnfiledCode(StackAt({0x1100, 0x2100}), target));
+  // Past the anonymous one, libc's again (the search finds the anonymous
+  // one, which does not hold it: unfiled, as before).
+  EXPECT_TRUE(RanUnfiledCode(StackAt({0x1100, 0x2900}), target));
 }
 
 }  // namespace
