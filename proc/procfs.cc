@@ -9,7 +9,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
