@@ -296,6 +296,7 @@ std::string FormatText(const unwinder::ProcessStacks& stacks, const OutputExtras
       }
       char* p = line;
       auto put = [&p](absl::string_view v) {
+        if (v.empty()) return;  // its data() may be null, which memcpy may not take
         std::memcpy(p, v.data(), v.size());
         p += v.size();
       };
