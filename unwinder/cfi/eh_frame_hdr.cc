@@ -59,9 +59,31 @@ bool SearchableTableEncoding(uint8_t encoding, int address_size) {
   return EncodedPointerSize(encoding, address_size) > 0;
 }
 
-absl::Status BelowFirstEntry(uint64_t pc, uint64_t vaddr) {
-  return absl::NotFoundError(absl::StrFormat(
-      "pc 0x%x is below the first .eh_frame_hdr entry (hdr at 0x%x)", pc, vaddr));
+// The FDE address of the entry whose initial_location is the greatest one
+// <= pc, among `count` sorted ascending (LSB §10.6.2). `field(index, which)`
+// reads field `which` (0 = initial_location, 1 = FDE address) of an entry.
+template <typename Field>
+absl::StatusOr<uint64_t> SearchTable(uint64_t count, uint64_t pc, uint64_t vaddr,
+                                     Field field) {
+  // Count the entries whose initial_location is <= pc; the last of them is
+  // the candidate.
+  uint64_t lo = 0;
+  uint64_t hi = count;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    absl::StatusOr<uint64_t> loc = field(mid, 0);
+    if (!loc.ok()) return loc.status();
+    if (*loc <= pc) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo == 0) {
+    return absl::NotFoundError(absl::StrFormat(
+        "pc 0x%x is below the first .eh_frame_hdr entry (hdr at 0x%x)", pc, vaddr));
+  }
+  return field(lo - 1, 1);
 }
 
 }  // namespace
@@ -136,65 +158,38 @@ absl::StatusOr<uint64_t> EhFrameHdr::Lookup(uint64_t pc) const {
         ".eh_frame_hdr at 0x%x has no searchable table (looking up pc 0x%x)",
         vaddr_, pc));
   }
-  if (table_encoding_ == (kPeDatarel | kPeSdata4)) return LookupDatarelSdata4(pc);
+  if (table_encoding_ == (kPeDatarel | kPeSdata4)) {
+    // The table every GNU and LLVM linker writes, read straight from its
+    // bytes (little-endian, as every arch this reads is; Parse checked
+    // that all fde_count_ entries of 8 bytes lie in data_), resolved as
+    // ReadEncodedPointer would: sign-extended, added to the header's
+    // address modulo the address width.
+    return SearchTable(fde_count_, pc, vaddr_,
+                       [this](uint64_t index, int which) -> absl::StatusOr<uint64_t> {
+                         const uint8_t* p = data_.data() + table_offset_ + index * 8 +
+                                            static_cast<size_t>(which) * 4;
+                         const uint32_t raw =
+                             static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+                             static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+                         uint64_t value = vaddr_ + static_cast<uint64_t>(static_cast<int64_t>(
+                                                       static_cast<int32_t>(raw)));
+                         if (address_size_ == 4) value &= 0xffffffffu;
+                         return value;
+                       });
+  }
   ByteReader r(data_, vaddr_);
   const size_t field_size = entry_size_ / 2;
-  // Field `which` (0 = initial_location, 1 = FDE address) of entry `index`,
-  // decoded where it lies so that pcrel resolves against its own address.
-  auto field = [&](uint64_t index, int which) -> absl::StatusOr<uint64_t> {
-    absl::Status s = r.Seek(table_offset_ + index * entry_size_ +
-                            static_cast<size_t>(which) * field_size);
-    if (!s.ok()) return s;
-    absl::StatusOr<EncodedPointer> p =
-        ReadEncodedPointer(r, table_encoding_, address_size_, HdrBases(vaddr_));
-    if (!p.ok()) return p.status();
-    return p->value;
-  };
-
-  // Count the entries whose initial_location is <= pc (the table is sorted
-  // ascending, LSB §10.6.2); the last of them is the candidate.
-  uint64_t lo = 0;
-  uint64_t hi = fde_count_;
-  while (lo < hi) {
-    const uint64_t mid = lo + (hi - lo) / 2;
-    absl::StatusOr<uint64_t> loc = field(mid, 0);
-    if (!loc.ok()) return loc.status();
-    if (*loc <= pc) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  if (lo == 0) return BelowFirstEntry(pc, vaddr_);
-  return field(lo - 1, 1);
-}
-
-uint64_t EhFrameHdr::LookupDatarelSdata4Field(uint64_t index, int which) const {
-  // Little-endian, as every arch this reads is; Parse checked that all
-  // fde_count_ entries of 8 bytes lie in data_.
-  const uint8_t* p = data_.data() + table_offset_ + index * 8 + static_cast<size_t>(which) * 4;
-  const uint32_t raw = static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
-                       static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
-  // As ReadEncodedPointer resolves it: sign-extended, added to the header's
-  // address modulo the address width.
-  uint64_t value = vaddr_ + static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(raw)));
-  if (address_size_ == 4) value &= 0xffffffffu;
-  return value;
-}
-
-absl::StatusOr<uint64_t> EhFrameHdr::LookupDatarelSdata4(uint64_t pc) const {
-  uint64_t lo = 0;
-  uint64_t hi = fde_count_;
-  while (lo < hi) {
-    const uint64_t mid = lo + (hi - lo) / 2;
-    if (LookupDatarelSdata4Field(mid, 0) <= pc) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  if (lo == 0) return BelowFirstEntry(pc, vaddr_);
-  return LookupDatarelSdata4Field(lo - 1, 1);
+  // Decoded where it lies, so that pcrel resolves against its own address.
+  return SearchTable(fde_count_, pc, vaddr_,
+                     [&](uint64_t index, int which) -> absl::StatusOr<uint64_t> {
+                       absl::Status s = r.Seek(table_offset_ + index * entry_size_ +
+                                               static_cast<size_t>(which) * field_size);
+                       if (!s.ok()) return s;
+                       absl::StatusOr<EncodedPointer> p = ReadEncodedPointer(
+                           r, table_encoding_, address_size_, HdrBases(vaddr_));
+                       if (!p.ok()) return p.status();
+                       return p->value;
+                     });
 }
 
 }  // namespace unwindd::unwinder

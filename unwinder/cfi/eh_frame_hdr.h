@@ -35,11 +35,6 @@ class EhFrameHdr {
   absl::StatusOr<uint64_t> Lookup(uint64_t pc) const;
 
  private:
-  // Lookup for the table every GNU and LLVM linker writes (datarel sdata4
-  // pairs): the same answers, read straight from the bytes.
-  absl::StatusOr<uint64_t> LookupDatarelSdata4(uint64_t pc) const;
-  uint64_t LookupDatarelSdata4Field(uint64_t index, int which) const;
-
   absl::Span<const uint8_t> data_;
   uint64_t vaddr_ = 0;
   int address_size_ = 8;
