@@ -42,7 +42,12 @@ _ONE_LINE = re.compile(r'^ (\S+)\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*)$')
 _NAME_ONLY = re.compile(r'^ (\S+)\s*$')
 _REST = re.compile(r'^\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*)$')
 _MEMBER = re.compile(r'^(.*)\((.*)\)$')
-_KINDS = (('.text', 'text'), ('.rodata', 'rodata'), ('.data', 'data'), ('.bss', 'bss'))
+# Each kind of input section: its name prefix, and where its output
+# section goes. Data goes after .data, not before: GNU ld ends RELRO at the
+# page where the first output section after .got starts, so hot data there
+# would be made read-only with it.
+_KINDS = (('.text', 'text', 'BEFORE .text'), ('.rodata', 'rodata', 'BEFORE .rodata'),
+          ('.data', 'data', 'AFTER .data'), ('.bss', 'bss', 'BEFORE .bss'))
 # A table of data larger than this stays where it is: the few of its pages
 # a command touches fault wherever they lie, and in the hot range it would
 # push the rest apart.
@@ -56,7 +61,7 @@ _VARIANT = re.compile(r'^([a-z0-9_]+)-(sse|ssse3|avx|evex|erms)')
 def kind_of(name):
     if name == _RELRO or name.startswith(_RELRO + '.'):
         return None
-    for prefix, kind in _KINDS:
+    for prefix, kind, _ in _KINDS:
         if name == prefix or name.startswith(prefix + '.'):
             return kind
     return None
@@ -187,8 +192,8 @@ def main(argv):
             groups.append([])
         else:
             groups[-1].append(arg)
-    picked = {'text': [], 'rodata': [], 'data': [], 'bss': []}
-    size = {'text': 0, 'rodata': 0, 'data': 0, 'bss': 0}
+    picked = {kind: [] for _, kind, _ in _KINDS}
+    size = {kind: 0 for _, kind, _ in _KINDS}
     seen = set()
     for group in groups:
         if len(group) < 2:
@@ -208,11 +213,7 @@ def main(argv):
                   '   sections, %d data and %d zero-initialized data sections. */\n' %
                   (len(picked['text']), len(picked['rodata']), len(picked['data']),
                    len(picked['bss'])))
-        # Data goes after .data, not before: GNU ld ends RELRO at the page
-        # where the first output section after .got starts, so hot data
-        # there would be made read-only with it.
-        for kind, where in (('text', 'BEFORE .text'), ('rodata', 'BEFORE .rodata'),
-                            ('data', 'AFTER .data'), ('bss', 'BEFORE .bss')):
+        for _, kind, where in _KINDS:
             out.write('SECTIONS\n{\n  .%s.hot_path :\n  {\n' % kind)
             for p in picked[kind]:
                 out.write('    %s\n' % p)
