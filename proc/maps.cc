@@ -140,8 +140,8 @@ absl::Status ParseLine(int line_no, absl::string_view line, Mapping& m) {
 }  // namespace
 
 absl::StatusOr<std::vector<Mapping>> ParseMaps(absl::string_view text) {
-  // Lines are found with memchr: the text is read twice (counted, then
-  // parsed), so the scan is the part of this that grows with it.
+  // Lines are found with memchr, once to count them (the vector's size)
+  // and once to parse them.
   auto next_line = [&text](size_t from) -> size_t {
     if (from >= text.size()) return text.size();
     const void* nl = std::memchr(text.data() + from, '\n', text.size() - from);
