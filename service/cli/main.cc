@@ -178,10 +178,14 @@ int Run(const unwindd::service::Command& cmd, char** argv) {
   const unwindd::service::ModulePackages packages =
       unwindd::service::FindModulePackages(stacks, nullptr, cache);
   const unwindd::service::OutputExtras extras{.symbols = sym, .packages = &packages};
-  std::string out = cmd.format == unwindd::service::Format::kJson
-                        ? unwindd::service::FormatJson(stacks, extras)
-                        : unwindd::service::FormatText(stacks, extras);
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  // Written as it is made (output.h): no page faults for a deep stack's
+  // whole text.
+  auto write = [](absl::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), stdout); };
+  if (cmd.format == unwindd::service::Format::kJson) {
+    unwindd::service::WriteJson(stacks, extras, write);
+  } else {
+    unwindd::service::WriteText(stacks, extras, write);
+  }
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
 

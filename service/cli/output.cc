@@ -182,10 +182,41 @@ const proc::PackageNote* PackageOf(const ModulePackages* p, int module) {
 
 }  // namespace
 
-std::string FormatJson(const unwinder::ProcessStacks& stacks, const OutputExtras& extras) {
+namespace {
+
+// The text a format writes, handed on in pieces of about kPiece bytes
+// (never a line split) when there is an `emit`, else kept whole in `out`.
+// A one-shot command writes each piece as it is made: a deep stack's
+// whole text was fresh heap, a page fault per 4 KiB, where a piece
+// reuses the memory of the one before.
+class Pieces {
+ public:
+  Pieces(std::string& out, const TextPieces* emit) : out_(out), emit_(emit) {
+    if (emit_ != nullptr) out_.reserve(kPiece + 1024);
+  }
+  // After a line: hands on what is there once it is a piece.
+  void EndLine() {
+    if (emit_ != nullptr && out_.size() >= kPiece) Flush();
+  }
+  void Finish() {
+    if (emit_ != nullptr && !out_.empty()) Flush();
+  }
+
+ private:
+  static constexpr size_t kPiece = 16 << 10;
+  void Flush() {
+    (*emit_)(out_);
+    out_.clear();
+  }
+  std::string& out_;
+  const TextPieces* emit_;
+};
+
+void JsonInto(const unwinder::ProcessStacks& stacks, const OutputExtras& extras,
+              std::string& out, Pieces& pieces) {
   const CoreSummary* core = extras.core;
   const FrameSymbols* symbols = extras.symbols;
-  std::string out = "{";
+  out += "{";
   if (core != nullptr) {
     absl::StrAppend(&out, JsonString(core->kind), ": ", CoreJson(*core), ",\n ");
   }
@@ -208,14 +239,13 @@ std::string FormatJson(const unwinder::ProcessStacks& stacks, const OutputExtras
       AppendFrameJson(f, f.module >= 0 ? &stacks.modules[f.module] : nullptr,
                       SymbolOf(symbols, t, i), &out, /*file_offset=*/true,
                       PackageOf(extras.packages, f.module));
+      pieces.EndLine();
     }
     out += "]}";
   }
   out += stacks.threads.empty() ? "]}\n" : "\n]}\n";
-  return out;
+  pieces.Finish();
 }
-
-namespace {
 
 // Lowercase hex of `v` at `p`, at least `width` (<= 16) digits, zero-padded:
 // what "%0*x" prints, without a format parser per frame. Returns the end.
@@ -238,14 +268,8 @@ char* WriteDecimal(char* p, uint64_t v) {
   return p;
 }
 
-}  // namespace
-
-std::string FormatText(const unwinder::ProcessStacks& stacks, const OutputExtras& extras) {
-  const CoreSummary* core = extras.core;
-  const FrameSymbols* symbols = extras.symbols;
-  // A line per frame, a few hundred in a deep `unwind pid`: the numbers are
-  // written through a pointer into a small buffer, the strings appended
-  // whole, into an output reserved once.
+// FormatText's size, near enough to reserve it once.
+size_t TextEstimate(const unwinder::ProcessStacks& stacks) {
   size_t estimate = 64;
   for (const unwinder::ThreadStack& th : stacks.threads) {
     estimate += 64 + th.stop_detail.size();
@@ -253,8 +277,16 @@ std::string FormatText(const unwinder::ProcessStacks& stacks, const OutputExtras
       estimate += 64 + (f.module >= 0 ? stacks.modules[f.module].path.size() : 0);
     }
   }
-  std::string out;
-  out.reserve(estimate);
+  return estimate;
+}
+
+// A line per frame, a few hundred in a deep `unwind pid`: the numbers are
+// written through a pointer into a small buffer, the strings appended
+// whole.
+void TextInto(const unwinder::ProcessStacks& stacks, const OutputExtras& extras,
+              std::string& out, Pieces& pieces) {
+  const CoreSummary* core = extras.core;
+  const FrameSymbols* symbols = extras.symbols;
   if (stacks.pid != 0) {
     absl::StrAppend(&out, "PID ", stacks.pid, " - ", core ? core->kind : "process", "\n");
   }
@@ -336,12 +368,44 @@ std::string FormatText(const unwinder::ProcessStacks& stacks, const OutputExtras
       put(note);
       *p++ = '\n';
       out.append(line, static_cast<size_t>(p - line));
+      pieces.EndLine();
     }
     absl::StrAppend(&out, "stop: ", unwinder::StopReasonName(th.stop));
     if (!th.stop_detail.empty()) absl::StrAppend(&out, " (", th.stop_detail, ")");
     out += "\n";
   }
+  pieces.Finish();
+}
+
+}  // namespace
+
+std::string FormatJson(const unwinder::ProcessStacks& stacks, const OutputExtras& extras) {
+  std::string out;
+  Pieces whole(out, nullptr);
+  JsonInto(stacks, extras, out, whole);
   return out;
+}
+
+std::string FormatText(const unwinder::ProcessStacks& stacks, const OutputExtras& extras) {
+  std::string out;
+  out.reserve(TextEstimate(stacks));
+  Pieces whole(out, nullptr);
+  TextInto(stacks, extras, out, whole);
+  return out;
+}
+
+void WriteJson(const unwinder::ProcessStacks& stacks, const OutputExtras& extras,
+               const TextPieces& emit) {
+  std::string piece;
+  Pieces pieces(piece, &emit);
+  JsonInto(stacks, extras, piece, pieces);
+}
+
+void WriteText(const unwinder::ProcessStacks& stacks, const OutputExtras& extras,
+               const TextPieces& emit) {
+  std::string piece;
+  Pieces pieces(piece, &emit);
+  TextInto(stacks, extras, piece, pieces);
 }
 
 }  // namespace unwindd::service

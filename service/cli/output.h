@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
 #include "proc/package_note.h"
 #include "service/common/core_summary.h"
@@ -43,6 +44,15 @@ struct OutputExtras {
 };
 std::string FormatJson(const unwinder::ProcessStacks& stacks, const OutputExtras& extras);
 std::string FormatText(const unwinder::ProcessStacks& stacks, const OutputExtras& extras);
+
+// The same text, handed to `emit` in pieces of ~16 KiB as it is made (a
+// line is never split; the pieces in order are FormatJson's or
+// FormatText's string), for a command that writes it out as it goes.
+using TextPieces = absl::FunctionRef<void(absl::string_view)>;
+void WriteJson(const unwinder::ProcessStacks& stacks, const OutputExtras& extras,
+               const TextPieces& emit);
+void WriteText(const unwinder::ProcessStacks& stacks, const OutputExtras& extras,
+               const TextPieces& emit);
 
 // The package note as a JSON object (every field, in the note's order).
 std::string PackageJson(const proc::PackageNote& p);

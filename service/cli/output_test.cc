@@ -1,5 +1,8 @@
 #include "service/cli/output.h"
 
+#include <string>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace unwindd::service {
@@ -133,6 +136,43 @@ TEST(OutputTest, CoreText) {
             "#1  0x00007f0000000020 /lib/libc.so.6+0x20 [eh_frame] (build-id "
             "mismatch)\n"
             "stop: end_of_stack\n");
+}
+
+// A deep stack's text, written in pieces as it is made: the pieces in order
+// are the whole text, each ends a line, and there is more than one.
+TEST(OutputTest, PiecesAreTheWholeTextInLines) {
+  unwinder::ProcessStacks s = Sample();
+  for (int t = 0; t < 3; ++t) {
+    unwinder::ThreadStack deep;
+    deep.tid = 100 + t;
+    for (uint64_t i = 0; i < 700; ++i) {
+      deep.frames.push_back({0x7f0000001000 + i, 0x7ffd0000 + 64 * i, unwinder::Method::kEhFrame,
+                             0, 0x1000 + i, 0x1000 + i});
+    }
+    s.threads.push_back(deep);
+  }
+  const OutputExtras extras;
+  for (bool json : {false, true}) {
+    std::vector<std::string> pieces;
+    auto emit = [&pieces](absl::string_view p) { pieces.emplace_back(p); };
+    if (json) {
+      WriteJson(s, extras, emit);
+    } else {
+      WriteText(s, extras, emit);
+    }
+    std::string whole;
+    for (const std::string& p : pieces) {
+      ASSERT_FALSE(p.empty());
+      EXPECT_LE(p.size(), 20u << 10);
+      whole += p;
+    }
+    EXPECT_EQ(whole, json ? FormatJson(s, extras) : FormatText(s, extras));
+    EXPECT_GT(pieces.size(), 3u) << (json ? "json" : "text");
+    // Every piece but the last ends inside the frame lists, after a line.
+    for (size_t i = 0; i + 1 < pieces.size(); ++i) {
+      EXPECT_EQ(pieces[i].back(), json ? '}' : '\n') << i;
+    }
+  }
 }
 
 }  // namespace
