@@ -225,7 +225,7 @@ absl::Status Module::Init(Elf* elf, std::string name) {
   }
   absl::Status s = LoadSections();
   if (!s.ok()) return s;
-  go_switches_ = FindGoStackSwitches(elf);
+  if (go_sections_) go_switches_ = FindGoStackSwitches(elf);
 
   // No section headers (stripped of them, or a hostile file): find the
   // tables through PT_GNU_EH_FRAME as the dynamic linker's unwinder does.
@@ -291,6 +291,7 @@ absl::Status Module::LoadSections() {
                : sn == ".got"          ? &got
                                        : nullptr;
     if (f != nullptr && f->scn == nullptr) *f = {shdr, scn};
+    if (sn == ".gopclntab" || sn == ".go.buildinfo") go_sections_ = true;
     if ((shdr.sh_flags & SHF_EXECINSTR) && (shdr.sh_flags & SHF_ALLOC) &&
         code_sections_.size() < kMaxCodeSections) {
       code_sections_.push_back({shdr.sh_addr, shdr.sh_size});

@@ -189,6 +189,9 @@ class Module {
   static constexpr size_t kMaxNoteAreas = 64;
   std::vector<std::pair<uint64_t, uint64_t>> note_sections_, note_segments_;
   GoStackSwitches go_switches_;  // set once by Init
+  // LoadSections saw Go's sections (.gopclntab, .go.buildinfo): only then
+  // are the symbols searched for stack switches.
+  bool go_sections_ = false;
 
   // What fstat said of the file when it was opened (0 for images).
   struct FileStamp {
