@@ -1,5 +1,6 @@
 #include "service/cli/output.h"
 
+#include <array>
 #include <cstring>
 #include <string>
 
@@ -247,12 +248,28 @@ void JsonInto(const unwinder::ProcessStacks& stacks, const OutputExtras& extras,
   pieces.Finish();
 }
 
+// Each byte's two lowercase hex digits.
+constexpr std::array<char, 512> kHexPairs = [] {
+  std::array<char, 512> t{};
+  for (int b = 0; b < 256; ++b) {
+    t[2 * b] = "0123456789abcdef"[b >> 4];
+    t[2 * b + 1] = "0123456789abcdef"[b & 0xf];
+  }
+  return t;
+}();
+
 // Lowercase hex of `v` at `p`, at least `width` (<= 16) digits, zero-padded:
-// what "%0*x" prints, without a format parser per frame. Returns the end.
+// what "%0*x" prints, without a format parser per frame, two digits a step.
+// Returns the end.
 char* WriteHex(char* p, uint64_t v, int width) {
   int n = v == 0 ? 1 : (67 - __builtin_clzll(v)) / 4;
   if (n < width) n = width;
-  for (int i = n - 1; i >= 0; --i, v >>= 4) p[i] = "0123456789abcdef"[v & 0xf];
+  char* q = p + n;
+  for (; q - p >= 2; v >>= 8) {
+    q -= 2;
+    std::memcpy(q, &kHexPairs[2 * (v & 0xff)], 2);
+  }
+  if (q > p) *p = "0123456789abcdef"[v & 0xf];
   return p + n;
 }
 

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 
 namespace unwindd::service {
@@ -136,6 +137,24 @@ TEST(OutputTest, CoreText) {
             "#1  0x00007f0000000020 /lib/libc.so.6+0x20 [eh_frame] (build-id "
             "mismatch)\n"
             "stop: end_of_stack\n");
+}
+
+// The text's hex numbers, at every length, as "%x" and "%016x" print them.
+TEST(OutputTest, HexOfEveryLength) {
+  unwinder::ProcessStacks s;
+  s.modules.push_back({"/m", "", 0, ~uint64_t{0}, 0});
+  unwinder::ThreadStack t;
+  t.tid = 1;
+  std::string want = "TID 1:\n";
+  uint64_t v = 0;
+  for (int i = 0; i <= 16; ++i) {
+    t.frames.push_back({v, 0, unwinder::Method::kEhFrame, 0, v, v});
+    want += absl::StrFormat("#%-2d 0x%016x /m+0x%x [eh_frame]\n", i, v, v);
+    v = (v << 4) | (0xf - i % 16);
+  }
+  s.threads.push_back(t);
+  want += "stop: end_of_stack\n";
+  EXPECT_EQ(FormatText(s), want);
 }
 
 // A deep stack's text, written in pieces as it is made: the pieces in order
