@@ -73,13 +73,16 @@ bool SourcePolicy::Contains(Source s) const {
 }
 
 SourcePolicy SourcePolicy::After(Source s) const {
-  std::vector<Source> rest;
+  // Written in place: a step that tries the next source calls this, and a
+  // vector here was an allocation each time.
+  SourcePolicy rest;
+  rest.size_ = 0;
   bool seen = !Contains(s);
   for (Source t : sources()) {
-    if (seen) rest.push_back(t);
+    if (seen) rest.sources_[rest.size_++] = t;
     if (t == s) seen = true;
   }
-  return Of(rest);
+  return rest;
 }
 
 uint16_t SourcePolicy::Code() const {
