@@ -1,5 +1,6 @@
 #include "service/cli/output.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <string>
@@ -192,8 +193,11 @@ namespace {
 // reuses the memory of the one before.
 class Pieces {
  public:
-  Pieces(std::string& out, const TextPieces* emit) : out_(out), emit_(emit) {
-    if (emit_ != nullptr) out_.reserve(kPiece + 1024);
+  // `estimate`: about how long the whole text is; a short one is not
+  // given a whole piece's room (fresh memory touched for nothing).
+  Pieces(std::string& out, const TextPieces* emit, size_t estimate = 0)
+      : out_(out), emit_(emit) {
+    if (emit_ != nullptr) out_.reserve(std::min(kPiece + 1024, estimate));
   }
   // After a line: hands on what is there once it is a piece.
   void EndLine() {
@@ -414,14 +418,15 @@ std::string FormatText(const unwinder::ProcessStacks& stacks, const OutputExtras
 void WriteJson(const unwinder::ProcessStacks& stacks, const OutputExtras& extras,
                const TextPieces& emit) {
   std::string piece;
-  Pieces pieces(piece, &emit);
+  // A frame's JSON is about three times its line of text.
+  Pieces pieces(piece, &emit, 3 * TextEstimate(stacks));
   JsonInto(stacks, extras, piece, pieces);
 }
 
 void WriteText(const unwinder::ProcessStacks& stacks, const OutputExtras& extras,
                const TextPieces& emit) {
   std::string piece;
-  Pieces pieces(piece, &emit);
+  Pieces pieces(piece, &emit, TextEstimate(stacks));
   TextInto(stacks, extras, piece, pieces);
 }
 
