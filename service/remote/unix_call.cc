@@ -273,7 +273,11 @@ absl::StatusOr<std::string> UnaryCallOnSocket(int fd, absl::string_view method,
   // call's stream is closed.
   std::string pending;  // bytes the session gave that the socket has not taken
   size_t pending_sent = 0;
-  std::vector<uint8_t> in(64 << 10);
+  // Not zeroed: recv writes what it returns, and only the pages it writes
+  // become resident (a zeroed 64 KiB was 16 page faults and 73,000
+  // instructions of memset for a few KiB of answer).
+  constexpr size_t kIn = 64 << 10;
+  const std::unique_ptr<uint8_t[]> in(new uint8_t[kIn]);
   bool eof = false;
   while (!c.closed && !eof) {
     // Everything the session has to send, in one send() where the socket
@@ -314,14 +318,14 @@ absl::StatusOr<std::string> UnaryCallOnSocket(int fd, absl::string_view method,
     if (ready < 0) return Unavailable("poll", errno);
     if (ready == 0) continue;  // the deadline, seen above
     if ((p.revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
-    const ssize_t r = recv(fd, in.data(), in.size(), 0);
+    const ssize_t r = recv(fd, in.get(), kIn, 0);
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
     if (r < 0) return Unavailable("recv", errno);
     if (r == 0) {
       eof = true;
       break;
     }
-    const ssize_t used = nghttp2_session_mem_recv(session.get(), in.data(), r);
+    const ssize_t used = nghttp2_session_mem_recv(session.get(), in.get(), r);
     if (c.too_large) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "the answer is larger than ", options.max_answer_bytes, " bytes"));
