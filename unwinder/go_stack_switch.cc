@@ -22,18 +22,6 @@ constexpr std::array<absl::string_view, 9> kSwitches = {
 // bounded all the same for a hostile file.
 constexpr size_t kMaxSymbols = size_t{1} << 22;
 
-bool IsGoBinary(Elf* elf, size_t shstrndx) {
-  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
-    GElf_Shdr shdr;
-    if (gelf_getshdr(scn, &shdr) == nullptr) continue;
-    const char* n = elf_strptr(elf, shstrndx, shdr.sh_name);
-    if (n == nullptr) continue;
-    const absl::string_view name(n);
-    if (name == ".gopclntab" || name == ".go.buildinfo") return true;
-  }
-  return false;
-}
-
 // Adds the switches the symbol table `scn` defines; false if it has none.
 bool ScanSymbols(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr,
                  std::vector<GoStackSwitches::Range>* out) {
@@ -59,6 +47,10 @@ bool ScanSymbols(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr,
 
 }  // namespace
 
+bool IsGoSection(absl::string_view name) {
+  return name == ".gopclntab" || name == ".go.buildinfo";
+}
+
 bool IsGoStackSwitch(absl::string_view symbol) {
   return std::find(kSwitches.begin(), kSwitches.end(), symbol) != kSwitches.end();
 }
@@ -73,10 +65,7 @@ absl::string_view GoStackSwitches::At(uint64_t vaddr) const {
 
 GoStackSwitches FindGoStackSwitches(Elf* elf) {
   GoStackSwitches out;
-  size_t shstrndx = 0;
-  if (elf == nullptr || elf_getshdrstrndx(elf, &shstrndx) != 0 || !IsGoBinary(elf, shstrndx)) {
-    return out;
-  }
+  if (elf == nullptr) return out;
   for (Elf64_Word type : {SHT_SYMTAB, SHT_DYNSYM}) {
     for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr;
          scn = elf_nextscn(elf, scn)) {

@@ -2,7 +2,8 @@
 // continue on another stack, so that neither CFI nor frame pointers can
 // step past them (Go writes SP outright there).
 //
-//   GoStackSwitches s = FindGoStackSwitches(elf);   // empty unless Go
+//   if (IsGoSection(section_name)) go = true;        // for any section
+//   if (go) s = FindGoStackSwitches(elf);
 //   absl::string_view fn = s.At(vaddr);             // "runtime.mcall"
 //
 // Go's own traceback stops at such a function unless it is the innermost
@@ -35,8 +36,13 @@ class GoStackSwitches {
   std::vector<Range> ranges_;  // sorted by start
 };
 
-// The stack switches `elf`'s .symtab (else .dynsym) defines, when `elf` is
-// a Go binary (it has .gopclntab or .go.buildinfo); empty otherwise.
+// A section only Go's toolchain writes (.gopclntab, .go.buildinfo): a file
+// with one is a Go binary.
+bool IsGoSection(absl::string_view name);
+
+// The stack switches `elf`'s .symtab (else .dynsym) defines. For a Go
+// binary only (IsGoSection names one of its sections): other files are not
+// searched, and their symbols are not Go's.
 GoStackSwitches FindGoStackSwitches(Elf* elf);
 
 // The functions, by symbol name.

@@ -291,7 +291,7 @@ absl::Status Module::LoadSections() {
                : sn == ".got"          ? &got
                                        : nullptr;
     if (f != nullptr && f->scn == nullptr) *f = {shdr, scn};
-    if (sn == ".gopclntab" || sn == ".go.buildinfo") go_sections_ = true;
+    if (IsGoSection(sn)) go_sections_ = true;
     if ((shdr.sh_flags & SHF_EXECINSTR) && (shdr.sh_flags & SHF_ALLOC) &&
         code_sections_.size() < kMaxCodeSections) {
       code_sections_.push_back({shdr.sh_addr, shdr.sh_size});
