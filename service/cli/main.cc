@@ -180,12 +180,8 @@ int Run(const unwindd::service::Command& cmd, char** argv) {
   const unwindd::service::OutputExtras extras{.symbols = sym, .packages = &packages};
   // Written as it is made (output.h): no page faults for a deep stack's
   // whole text.
-  auto write = [](absl::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), stdout); };
-  if (cmd.format == unwindd::service::Format::kJson) {
-    unwindd::service::WriteJson(stacks, extras, write);
-  } else {
-    unwindd::service::WriteText(stacks, extras, write);
-  }
+  unwindd::service::WriteStacks(stacks, extras, cmd.format == unwindd::service::Format::kJson,
+                                stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -428,6 +429,16 @@ void WriteText(const unwinder::ProcessStacks& stacks, const OutputExtras& extras
   std::string piece;
   Pieces pieces(piece, &emit, TextEstimate(stacks));
   TextInto(stacks, extras, piece, pieces);
+}
+
+void WriteStacks(const unwinder::ProcessStacks& stacks, const OutputExtras& extras, bool json,
+                 std::FILE* out) {
+  auto write = [out](absl::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), out); };
+  if (json) {
+    WriteJson(stacks, extras, write);
+  } else {
+    WriteText(stacks, extras, write);
+  }
 }
 
 }  // namespace unwindd::service

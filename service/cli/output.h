@@ -5,6 +5,7 @@
 #ifndef UNWINDD_SERVICE_CLI_OUTPUT_H_
 #define UNWINDD_SERVICE_CLI_OUTPUT_H_
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,9 @@ void WriteJson(const unwinder::ProcessStacks& stacks, const OutputExtras& extras
                const TextPieces& emit);
 void WriteText(const unwinder::ProcessStacks& stacks, const OutputExtras& extras,
                const TextPieces& emit);
+// WriteJson or WriteText into `out` (stdio); the caller flushes it.
+void WriteStacks(const unwinder::ProcessStacks& stacks, const OutputExtras& extras, bool json,
+                 std::FILE* out);
 
 // The package note as a JSON object (every field, in the note's order).
 std::string PackageJson(const proc::PackageNote& p);

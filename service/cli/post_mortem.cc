@@ -61,19 +61,15 @@ int RunPostMortem(const Command& cmd, Binaries& binaries, PostMortem& pm,
   if (cmd.symbols) symbols = binaries.Symbolize(stacks);
   const FrameSymbols* sym = cmd.symbols ? &symbols : nullptr;
   const CrashSignature signature = ComputeSignature(stacks);
-  auto write = [](absl::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), stdout); };
   if (cmd.core_backtrace) {
-    write(FormatCoreBacktrace(stacks, pm.summary.executable, signature, sym));
+    const std::string out = FormatCoreBacktrace(stacks, pm.summary.executable, signature, sym);
+    std::fwrite(out.data(), 1, out.size(), stdout);
   } else {
     const ModulePackages packages = FindModulePackages(stacks, pm.target, &cache);
     const OutputExtras extras{.core = &pm.summary, .symbols = sym,
                               .signature = &signature, .packages = &packages};
     // Written as it is made (output.h).
-    if (cmd.format == Format::kJson) {
-      WriteJson(stacks, extras, write);
-    } else {
-      WriteText(stacks, extras, write);
-    }
+    WriteStacks(stacks, extras, cmd.format == Format::kJson, stdout);
   }
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
