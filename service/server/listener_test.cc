@@ -96,7 +96,14 @@ TEST(UnixListenerTest, AcceptedConnectionsGetTheSendBuffer) {
     if (found < 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ASSERT_GE(found, 0) << "the listener accepted no connection";
-  EXPECT_EQ(SendBuffer(found), EffectiveSendBuffer(kUnixSendBufferBytes));
+  // The fd exists from accept4 on, and the listener sets the buffer a
+  // moment later (after reading the peer's credentials): wait for it, up
+  // to 2 s, rather than catch that moment (an ASan build on a slow VM did).
+  const int want = EffectiveSendBuffer(kUnixSendBufferBytes);
+  for (int attempt = 0; attempt < 200 && SendBuffer(found) != want; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(SendBuffer(found), want);
 
   client = memory::ScopedFd();
   (*l)->Stop();
