@@ -225,7 +225,6 @@ absl::Status Module::Init(Elf* elf, std::string name) {
   }
   absl::Status s = LoadSections();
   if (!s.ok()) return s;
-  if (go_sections_) go_switches_ = FindGoStackSwitches(elf);
 
   // No section headers (stripped of them, or a hostile file): find the
   // tables through PT_GNU_EH_FRAME as the dynamic linker's unwinder does.
@@ -270,6 +269,7 @@ absl::Status Module::LoadSections() {
     Elf_Scn* scn = nullptr;
   };
   Found eh_frame, eh_frame_hdr, debug_frame, sframe, text, got;
+  bool go = false;  // Go's sections (IsGoSection): only then are its symbols searched
   for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn != nullptr;
        scn = elf_nextscn(elf_, scn)) {
     GElf_Shdr shdr;
@@ -291,7 +291,7 @@ absl::Status Module::LoadSections() {
                : sn == ".got"          ? &got
                                        : nullptr;
     if (f != nullptr && f->scn == nullptr) *f = {shdr, scn};
-    if (IsGoSection(sn)) go_sections_ = true;
+    if (IsGoSection(sn)) go = true;
     if ((shdr.sh_flags & SHF_EXECINSTR) && (shdr.sh_flags & SHF_ALLOC) &&
         code_sections_.size() < kMaxCodeSections) {
       code_sections_.push_back({shdr.sh_addr, shdr.sh_size});
@@ -346,6 +346,7 @@ absl::Status Module::LoadSections() {
   if (absl::Span<const uint8_t> b = section_bytes(sframe); !b.empty()) {
     LoadSframe(b, sframe.shdr.sh_addr);
   }
+  if (go) go_switches_ = FindGoStackSwitches(elf_);
   return absl::OkStatus();
 }
 

@@ -188,10 +188,7 @@ class Module {
   // most kMaxNoteAreas of each).
   static constexpr size_t kMaxNoteAreas = 64;
   std::vector<std::pair<uint64_t, uint64_t>> note_sections_, note_segments_;
-  GoStackSwitches go_switches_;  // set once by Init
-  // LoadSections saw Go's sections (.gopclntab, .go.buildinfo): only then
-  // are the symbols searched for stack switches.
-  bool go_sections_ = false;
+  GoStackSwitches go_switches_;  // set once by LoadSections, for a Go binary only
 
   // What fstat said of the file when it was opened (0 for images).
   struct FileStamp {
